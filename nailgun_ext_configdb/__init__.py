@@ -1,0 +1,1 @@
+"""The configdb extension: a versioned store of serialized deployment facts."""

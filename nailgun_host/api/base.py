@@ -1,0 +1,109 @@
+"""What every handler, core or extension, builds on: JSON in, JSON out, clean errors.
+
+A handler method returns plain data (dict, list, None); the request processor
+serializes it. Status and headers are set with ``set_status``/``web.header``.
+Methods a handler does not define answer 405 with a correct ``Allow`` header
+(PATCH included, which web.py itself leaves out).
+"""
+import json
+
+import jsonschema
+import web
+
+from nailgun_host import errors
+from nailgun_host.db import db
+from nailgun_host.settings import settings
+
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+STATUS_TEXT = {
+    200: "200 OK", 201: "201 Created", 202: "202 Accepted", 204: "204 No Content",
+    304: "304 Not Modified", 308: "308 Permanent Redirect",
+}
+
+
+def set_status(code):
+    web.ctx.status = STATUS_TEXT.get(code, str(code))
+
+
+def request_body():
+    """The raw request body, read at most once and never beyond the size cap."""
+    if "nailgun_body" not in web.ctx:
+        limit = int(settings["MAX_REQUEST_BODY"])
+        length = web.ctx.env.get("CONTENT_LENGTH")
+        if length and length.isdigit() and int(length) > limit:
+            raise errors.RequestTooLarge(
+                "Request body is larger than the limit of {0} bytes".format(limit))
+        stream = web.ctx.env["wsgi.input"]
+        if web.ctx.env.get("HTTP_TRANSFER_ENCODING", "").lower() == "chunked":
+            data = stream.read(limit + 1)
+        else:
+            data = stream.read(int(length)) if length and length.isdigit() else b""
+        if len(data) > limit:
+            raise errors.RequestTooLarge(
+                "Request body is larger than the limit of {0} bytes".format(limit))
+        web.ctx.nailgun_body = data
+    return web.ctx.nailgun_body
+
+
+def parse_json(data):
+    """Nailgun's messages for an empty or malformed body."""
+    if not data or not data.strip():
+        raise errors.InvalidData("Empty request received")
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise errors.InvalidData("Invalid json received")
+
+
+def validate_schema(data, schema):
+    """jsonschema validation; the first error becomes a 400 with a readable message."""
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        message = error.message if not where else "{0} (at '{1}')".format(error.message, where)
+        raise errors.InvalidData(message)
+    return data
+
+
+def query_param(name, default=None):
+    return web.input(**{name: default}).get(name)
+
+
+def query_flag(name):
+    """True when ``name`` is in the query string, with or without a value."""
+    return name in web.input()
+
+
+class BaseHandler:
+    """Base of every handler: JSON body helpers and a JSON 405 for missing methods."""
+
+    def _method_not_allowed(self, *args, **kwargs):
+        raise errors.MethodNotAllowed(
+            "Method {0} is not allowed on this resource".format(web.ctx.method),
+            self.allowed_methods())
+
+    GET = POST = PUT = PATCH = DELETE = _method_not_allowed
+
+    @classmethod
+    def allowed_methods(cls):
+        allowed = [m for m in HTTP_METHODS
+                   if getattr(cls, m) is not BaseHandler._method_not_allowed]
+        if "GET" in allowed:
+            allowed.insert(allowed.index("GET") + 1, "HEAD")
+        return allowed
+
+    @staticmethod
+    def json_body(schema=None):
+        data = parse_json(request_body())
+        if schema is not None:
+            validate_schema(data, schema)
+        return data
+
+    @staticmethod
+    def get_object_or_404(model, obj_id, message=None, lock=False):
+        obj = db.get(model, int(obj_id), with_for_update=True if lock else None)
+        if obj is None:
+            raise errors.ObjectNotFound(message or "{0} not found".format(model.__name__))
+        return obj

@@ -1,0 +1,31 @@
+"""/tasks: what was sent to the orchestrator, and how it went."""
+import web
+
+from nailgun_host import errors
+from nailgun_host.api.base import BaseHandler, set_status
+from nailgun_host.db import db
+from nailgun_host.db.models import Task
+from nailgun_host.objects import task as task_obj
+
+
+class TaskCollectionHandler(BaseHandler):
+    def GET(self):
+        query = db.query(Task).order_by(Task.id)
+        cluster_id = web.input(cluster_id=None).cluster_id
+        if cluster_id:
+            if not cluster_id.isdigit():
+                raise errors.InvalidData("cluster_id must be an integer")
+            query = query.filter(Task.cluster_id == int(cluster_id))
+        return [task_obj.to_dict(t) for t in query]
+
+
+class TaskHandler(BaseHandler):
+    def GET(self, task_id):
+        return task_obj.to_dict(self.get_object_or_404(Task, task_id))
+
+    def DELETE(self, task_id):
+        task = self.get_object_or_404(Task, task_id)
+        if task.status in task_obj.ACTIVE and web.input(force="0").force not in ("1", "true"):
+            raise errors.InvalidData("Task {0} is still {1}; use ?force=1".format(task.id, task.status))
+        db.delete(task)
+        set_status(204)

@@ -1,0 +1,168 @@
+"""The web.py application: core routes plus every extension's, under /api/v1 and /api.
+
+Every request passes through ``handle_request`` before its handler. It is the one
+place for what applies to all of them: the body size cap, the per-request database
+transaction (commit on success, roll back on any error), turning every error into
+a JSON body, and (later) authentication and request statistics.
+"""
+import json
+import logging
+
+import sqlalchemy.exc
+import web
+from oslo_serialization import jsonutils
+
+from nailgun_host import errors
+from nailgun_host.api import base
+from nailgun_host.api.urls import CORE_URLS
+from nailgun_host.db import db
+from nailgun_host.extensions import get_all_extensions
+
+LOG = logging.getLogger(__name__)
+PREFIXES = ("/api/v1", "/api")
+JSON = "application/json"
+
+web.config.debug = False
+
+
+def collect_routes(extensions):
+    """(regex, handler class) pairs of the core and the extensions; names must be unique."""
+    routes = list(CORE_URLS)
+    for extension in extensions:
+        routes.extend((url["uri"], url["handler"]) for url in extension.urls)
+    handlers = {}
+    for _uri, handler in routes:
+        known = handlers.setdefault(handler.__name__, handler)
+        if known is not handler:
+            raise RuntimeError(
+                "Two handlers are named {0}: {1} and {2}".format(
+                    handler.__name__, known.__module__, handler.__module__))
+    return routes, handlers
+
+
+def _json_error(status, message, errors_list=(), headers=None):
+    headers = dict(headers or {})
+    headers["Content-Type"] = JSON
+    return web.HTTPError(status, headers, json.dumps({"message": message, "errors": list(errors_list)}))
+
+
+def _status_line(code):
+    return {400: "400 Bad Request", 401: "401 Unauthorized", 403: "403 Forbidden",
+            404: "404 Not Found", 405: "405 Method Not Allowed", 406: "406 Not Acceptable",
+            409: "409 Conflict", 412: "412 Precondition Failed", 413: "413 Payload Too Large",
+            415: "415 Unsupported Media Type", 500: "500 Internal Server Error",
+            503: "503 Service Unavailable"}.get(code, str(code))
+
+
+def _drop_header(name):
+    web.ctx.headers = [(k, v) for k, v in web.ctx.headers if k.lower() != name.lower()]
+
+
+def _jsonify_http_error(exc):
+    """Give web.py's own errors (HTML bodies) a JSON body instead."""
+    content_type = dict((k.lower(), v) for k, v in web.ctx.headers).get("content-type", "")
+    if content_type.startswith(JSON) or web.ctx.status[:1] in "23":
+        return exc
+    _drop_header("Content-Type")
+    web.header("Content-Type", JSON)
+    text = exc.data.decode() if isinstance(exc.data, bytes) else str(exc.data or "")
+    message = web.ctx.status.split(" ", 1)[-1] if "<" in text or not text.strip() else text.strip()
+    exc.data = json.dumps({"message": message, "errors": []})
+    return exc
+
+
+def _serialize(result):
+    if isinstance(result, (bytes, str)):
+        return result
+    if result is None and web.ctx.status.startswith(("204", "304")):
+        return b""
+    _drop_header("Content-Type")
+    web.header("Content-Type", JSON)
+    return jsonutils.dumps(result)
+
+
+def error_response(exc):
+    """The JSON HTTP error for an exception raised while handling a request."""
+    if isinstance(exc, web.HTTPError):
+        return _jsonify_http_error(exc)
+    if isinstance(exc, errors.NailgunError):
+        _drop_header("Content-Type")
+        return _json_error(_status_line(exc.status), exc.message, exc.errors, exc.headers)
+    if isinstance(exc, sqlalchemy.exc.IntegrityError):
+        LOG.info("Integrity error: %s", exc)
+        return _json_error(_status_line(409), "The request conflicts with the stored data",
+                           [str(exc.orig).splitlines()[0]])
+    if isinstance(exc, sqlalchemy.exc.DataError):
+        return _json_error(_status_line(400), "The request contains invalid data",
+                           [str(exc.orig).splitlines()[0]])
+    LOG.error("Unhandled error in %s %s", web.ctx.method, web.ctx.path, exc_info=exc)
+    return _json_error(_status_line(500), "Internal server error")
+
+
+def handle_request(handler):
+    """The processor every request goes through: one transaction, JSON everywhere."""
+    try:
+        body = _serialize(handler())
+        db.commit()
+        return body
+    except web.HTTPError as exc:
+        if web.ctx.status[:1] in "23":
+            db.commit()
+        else:
+            db.rollback()
+        raise _jsonify_http_error(exc)
+    except Exception as exc:
+        db.rollback()
+        raise error_response(exc)
+    finally:
+        db.remove()
+
+
+class NailgunApplication(web.application):
+    """web.py's application whose errors, its own included, are JSON."""
+
+    def handle(self):
+        try:
+            return super().handle()
+        except web.HTTPError:
+            raise
+        except Exception as exc:
+            db.rollback()
+            raise error_response(exc)
+
+    def notfound(self):
+        return _json_error(_status_line(404), "Resource not found: {0}".format(web.ctx.path))
+
+    def internalerror(self):
+        db.rollback()
+        return _json_error(_status_line(500), "Internal server error")
+
+
+def build_app(extensions=None):
+    """The application over the given extensions (default: those stevedore finds)."""
+    extensions = get_all_extensions() if extensions is None else extensions
+    routes, handlers = collect_routes(extensions)
+    mapping = []
+    for prefix in PREFIXES:
+        for uri, handler in routes:
+            mapping.extend((prefix + uri, handler.__name__))
+    app = NailgunApplication(tuple(mapping), handlers, autoreload=False)
+    app.add_processor(handle_request)
+    return app
+
+
+def build_wsgi(extensions=None):
+    """The WSGI callable; methods web.py would refuse with an HTML page get a JSON 405."""
+    wsgi = build_app(extensions).wsgifunc()
+
+    def application(environ, start_response):
+        method = environ.get("REQUEST_METHOD", "")
+        if method != method.upper() or method not in base.HTTP_METHODS + ("HEAD", "OPTIONS"):
+            body = json.dumps({"message": "Method {0} is not allowed".format(method), "errors": []})
+            start_response("405 Method Not Allowed", [
+                ("Content-Type", JSON), ("Content-Length", str(len(body))),
+                ("Allow", ", ".join(base.HTTP_METHODS + ("HEAD",)))])
+            return [body.encode()]
+        return wsgi(environ, start_response)
+
+    return application

@@ -1,0 +1,62 @@
+"""The one database session the host and every extension share.
+
+``db`` is a scoped session: one session per thread, which is one request. The
+request processor commits it when the request succeeds and rolls it back on any
+error, so a failed request leaves the database as it was.
+"""
+import os
+
+import sqlalchemy as sa
+from sqlalchemy import event, orm
+from sqlalchemy.dialects.postgresql import JSONB
+
+db = orm.scoped_session(orm.sessionmaker(autoflush=True, expire_on_commit=False))
+
+#: JSON documents: JSONB on PostgreSQL, JSON text elsewhere.
+JSONType = sa.JSON().with_variant(JSONB(), "postgresql")
+
+
+class Base(orm.DeclarativeBase):
+    """Declarative base of every table, the core's and the extensions'."""
+
+    type_annotation_map = {dict: JSONType, list: JSONType}
+
+
+_engine = None
+
+
+def _sqlite_pragmas(dbapi_connection, _record):
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def make_engine(url):
+    """An engine for ``url``; SQLite gets foreign keys, WAL and thread sharing."""
+    url = sa.make_url(url)
+    if url.get_backend_name() == "sqlite":
+        if url.database and url.database != ":memory:":
+            os.makedirs(os.path.dirname(os.path.abspath(url.database)), exist_ok=True)
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True)
+
+
+def configure(url):
+    """Bind the shared session to the database at ``url`` (replacing any earlier one)."""
+    global _engine
+    db.remove()
+    if _engine is not None:
+        _engine.dispose()
+    _engine = make_engine(url)
+    db.configure(bind=_engine)
+    return _engine
+
+
+def get_engine():
+    if _engine is None:
+        raise RuntimeError("the database is not configured: call nailgun_host.db.configure(url)")
+    return _engine

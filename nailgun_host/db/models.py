@@ -1,0 +1,210 @@
+"""The core tables: the part of Nailgun's model that an upgrade touches."""
+import datetime
+import uuid
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+from sqlalchemy.orm import Mapped, mapped_column
+
+from nailgun_host.db import Base, JSONType
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class Release(Base):
+    __tablename__ = "releases"
+    __table_args__ = (sa.UniqueConstraint("name", "version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(100))
+    version: Mapped[str] = mapped_column(sa.String(30))
+    description: Mapped[str | None] = mapped_column(sa.Text)
+    operating_system: Mapped[str] = mapped_column(sa.String(50))
+    state: Mapped[str] = mapped_column(sa.String(20), default="available")
+    modes_metadata: Mapped[dict] = mapped_column(default=dict)
+    roles_metadata: Mapped[dict] = mapped_column(default=dict)
+    attributes_metadata: Mapped[dict] = mapped_column(default=dict)
+    networks_metadata: Mapped[dict] = mapped_column(default=dict)
+    network_roles_metadata: Mapped[list] = mapped_column(default=list)
+    components_metadata: Mapped[list] = mapped_column(default=list)
+    deployment_tasks: Mapped[list] = mapped_column(default=list)
+    extensions: Mapped[list] = mapped_column(default=list)
+
+
+class Cluster(Base):
+    __tablename__ = "clusters"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(50), unique=True)
+    mode: Mapped[str] = mapped_column(sa.String(20), default="ha_compact")
+    status: Mapped[str] = mapped_column(sa.String(20), default="new")
+    net_provider: Mapped[str] = mapped_column(sa.String(20), default="neutron")
+    release_id: Mapped[int] = mapped_column(sa.ForeignKey("releases.id"))
+    is_customized: Mapped[bool] = mapped_column(default=False)
+    ui_settings: Mapped[dict] = mapped_column(default=dict)
+    extensions: Mapped[list] = mapped_column(default=list)
+    editable_attributes: Mapped[dict] = mapped_column(default=dict)
+    generated_attributes: Mapped[dict] = mapped_column(default=dict)
+    networking_parameters: Mapped[dict] = mapped_column(default=dict)
+    network_template: Mapped[dict | None] = mapped_column(JSONType)
+    pending_changes: Mapped[list] = mapped_column(default=list)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+
+    release: Mapped[Release] = orm.relationship(lazy="joined", innerjoin=True)
+    node_groups: Mapped[list["NodeGroup"]] = orm.relationship(
+        back_populates="cluster", cascade="all, delete-orphan", order_by="NodeGroup.id"
+    )
+    nodes: Mapped[list["Node"]] = orm.relationship(back_populates="cluster", order_by="Node.id")
+
+
+class NodeGroup(Base):
+    __tablename__ = "nodegroups"
+    __table_args__ = (sa.UniqueConstraint("cluster_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    cluster_id: Mapped[int] = mapped_column(sa.ForeignKey("clusters.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(sa.String(50))
+    is_default: Mapped[bool] = mapped_column(default=False)
+
+    cluster: Mapped[Cluster] = orm.relationship(back_populates="node_groups")
+    networks: Mapped[list["NetworkGroup"]] = orm.relationship(
+        back_populates="node_group", cascade="all, delete-orphan", order_by="NetworkGroup.id"
+    )
+
+
+class NetworkGroup(Base):
+    """A network of a node group (or the global admin network, with no group)."""
+
+    __tablename__ = "network_groups"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(50))
+    release: Mapped[int | None] = mapped_column(sa.Integer)
+    vlan_start: Mapped[int | None] = mapped_column(sa.Integer)
+    cidr: Mapped[str | None] = mapped_column(sa.String(25))
+    gateway: Mapped[str | None] = mapped_column(sa.String(25))
+    group_id: Mapped[int | None] = mapped_column(sa.ForeignKey("nodegroups.id", ondelete="CASCADE"))
+    meta: Mapped[dict] = mapped_column(default=dict)
+
+    node_group: Mapped[NodeGroup | None] = orm.relationship(back_populates="networks")
+    ip_ranges: Mapped[list["IPAddrRange"]] = orm.relationship(
+        cascade="all, delete-orphan", order_by="IPAddrRange.id", lazy="selectin"
+    )
+
+
+class IPAddrRange(Base):
+    __tablename__ = "ip_addr_ranges"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    network_group_id: Mapped[int] = mapped_column(sa.ForeignKey("network_groups.id", ondelete="CASCADE"))
+    first: Mapped[str] = mapped_column(sa.String(25))
+    last: Mapped[str] = mapped_column(sa.String(25))
+
+
+class IPAddr(Base):
+    """An address handed out in a network: to a node, or as a VIP (``vip_name``)."""
+
+    __tablename__ = "ip_addrs"
+    __table_args__ = (sa.UniqueConstraint("network", "ip_addr", name="ip_addrs_network_ip_addr_key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    network: Mapped[int] = mapped_column(sa.ForeignKey("network_groups.id", ondelete="CASCADE"))
+    node: Mapped[int | None] = mapped_column(sa.ForeignKey("nodes.id", ondelete="CASCADE"))
+    ip_addr: Mapped[str] = mapped_column(sa.String(25))
+    vip_name: Mapped[str | None] = mapped_column(sa.String(50))
+    vip_namespace: Mapped[str | None] = mapped_column(sa.String(50))
+    is_user_defined: Mapped[bool] = mapped_column(default=False)
+
+    network_data: Mapped[NetworkGroup] = orm.relationship(lazy="joined")
+
+
+class Node(Base):
+    __tablename__ = "nodes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    uuid: Mapped[str] = mapped_column(sa.String(36), unique=True, default=lambda: str(uuid.uuid4()))
+    name: Mapped[str] = mapped_column(sa.String(100), default="")
+    hostname: Mapped[str] = mapped_column(sa.String(255), default="")
+    fqdn: Mapped[str | None] = mapped_column(sa.String(255))
+    status: Mapped[str] = mapped_column(sa.String(20), default="discover")
+    error_type: Mapped[str | None] = mapped_column(sa.String(30))
+    error_msg: Mapped[str | None] = mapped_column(sa.Text)
+    online: Mapped[bool] = mapped_column(default=True)
+    mac: Mapped[str] = mapped_column(sa.String(17), unique=True)
+    ip: Mapped[str | None] = mapped_column(sa.String(25))
+    manufacturer: Mapped[str | None] = mapped_column(sa.String(50))
+    platform_name: Mapped[str | None] = mapped_column(sa.String(150))
+    os_platform: Mapped[str | None] = mapped_column(sa.String(150))
+    cluster_id: Mapped[int | None] = mapped_column(sa.ForeignKey("clusters.id", ondelete="SET NULL"), index=True)
+    group_id: Mapped[int | None] = mapped_column(sa.ForeignKey("nodegroups.id", ondelete="SET NULL"))
+    roles: Mapped[list] = mapped_column(default=list)
+    pending_roles: Mapped[list] = mapped_column(default=list)
+    primary_tags: Mapped[list] = mapped_column(default=list)
+    pending_addition: Mapped[bool] = mapped_column(default=False)
+    pending_deletion: Mapped[bool] = mapped_column(default=False)
+    meta: Mapped[dict] = mapped_column(default=dict)
+    volumes: Mapped[list] = mapped_column(default=list)
+    kernel_params: Mapped[str | None] = mapped_column(sa.Text)
+    progress: Mapped[int] = mapped_column(default=0)
+    replaced_deployment_info: Mapped[list] = mapped_column(default=list)
+    replaced_provisioning_info: Mapped[dict] = mapped_column(default=dict)
+    network_template: Mapped[dict | None] = mapped_column(JSONType)
+    pending_changes: Mapped[list] = mapped_column(default=list)
+    timestamp: Mapped[datetime.datetime] = mapped_column(default=_now)
+
+    cluster: Mapped[Cluster | None] = orm.relationship(back_populates="nodes")
+    interfaces: Mapped[list["NodeInterface"]] = orm.relationship(
+        cascade="all, delete-orphan", order_by="NodeInterface.id", back_populates="node"
+    )
+    ip_addrs: Mapped[list[IPAddr]] = orm.relationship(cascade="all, delete-orphan", order_by="IPAddr.id")
+
+
+interface_networks = sa.Table(
+    "interface_networks",
+    Base.metadata,
+    sa.Column("interface_id", sa.ForeignKey("node_interfaces.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("network_id", sa.ForeignKey("network_groups.id", ondelete="CASCADE"), primary_key=True),
+)
+
+
+class NodeInterface(Base):
+    """A NIC (``type`` ether) or a bond of NICs, and the networks assigned to it."""
+
+    __tablename__ = "node_interfaces"
+    __table_args__ = (sa.UniqueConstraint("node_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    node_id: Mapped[int] = mapped_column(sa.ForeignKey("nodes.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(sa.String(128))
+    type: Mapped[str] = mapped_column(sa.String(10), default="ether")
+    mac: Mapped[str | None] = mapped_column(sa.String(17))
+    pxe: Mapped[bool] = mapped_column(default=False)
+    mode: Mapped[str | None] = mapped_column(sa.String(30))
+    slaves: Mapped[list] = mapped_column(default=list)
+
+    node: Mapped[Node] = orm.relationship(back_populates="interfaces")
+    assigned_networks: Mapped[list[NetworkGroup]] = orm.relationship(
+        secondary=interface_networks, order_by="NetworkGroup.id"
+    )
+
+
+class Task(Base):
+    __tablename__ = "tasks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    uuid: Mapped[str] = mapped_column(sa.String(36), unique=True, default=lambda: str(uuid.uuid4()))
+    name: Mapped[str] = mapped_column(sa.String(50))
+    cluster_id: Mapped[int | None] = mapped_column(sa.ForeignKey("clusters.id", ondelete="CASCADE"), index=True)
+    status: Mapped[str] = mapped_column(sa.String(20), default="pending")
+    progress: Mapped[int] = mapped_column(default=0)
+    message: Mapped[str | None] = mapped_column(sa.Text)
+    result: Mapped[dict] = mapped_column(default=dict)
+    parent_id: Mapped[int | None] = mapped_column(sa.ForeignKey("tasks.id", ondelete="CASCADE"))
+    dry_run: Mapped[bool] = mapped_column(default=False)
+    graph_type: Mapped[str | None] = mapped_column(sa.String(255))
+    time_start: Mapped[datetime.datetime | None] = mapped_column()
+    time_end: Mapped[datetime.datetime | None] = mapped_column()
+    #: what the orchestrator was (or would have been) sent for this task
+    cache: Mapped[dict] = mapped_column(default=dict)

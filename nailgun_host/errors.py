@@ -1,0 +1,69 @@
+"""Errors that become JSON responses: each one carries its HTTP status.
+
+Raise them anywhere below a handler; the request processor turns them into
+``{"message": ..., "errors": [...]}`` with the status, and rolls back.
+"""
+
+
+class NailgunError(Exception):
+    status = 500
+
+    def __init__(self, message, errors=None, headers=None):
+        super().__init__(message)
+        self.message = message
+        self.errors = list(errors or [])
+        self.headers = dict(headers or {})
+
+    def to_dict(self):
+        return {"message": self.message, "errors": self.errors}
+
+
+class InvalidData(NailgunError):
+    status = 400
+
+
+class NotAllowed(NailgunError):
+    status = 403
+
+
+class ObjectNotFound(NailgunError):
+    status = 404
+
+
+class MethodNotAllowed(NailgunError):
+    status = 405
+
+    def __init__(self, message, allowed, errors=None):
+        super().__init__(message, errors, {"Allow": ", ".join(allowed)})
+
+
+class NotAcceptable(NailgunError):
+    status = 406
+
+
+class AlreadyExists(NailgunError):
+    status = 409
+
+
+class Conflict(NailgunError):
+    status = 409
+
+
+class PreconditionFailed(NailgunError):
+    status = 412
+
+
+class RequestTooLarge(NailgunError):
+    status = 413
+
+
+class UnsupportedMediaType(NailgunError):
+    status = 415
+
+
+class CannotAssignIP(InvalidData):
+    """No free address is left in a network, or a given address lies outside it."""
+
+
+class RunningTaskExists(Conflict):
+    """Another provisioning or deployment task is still running for the cluster."""

@@ -1,0 +1,230 @@
+"""The extension contract and the loader, as Nailgun offers them.
+
+An extension is a ``BaseExtension`` subclass registered in the ``nailgun.extensions``
+entry-point group. It adds URLs (``{"uri": regex, "handler": class}``), data pipelines
+that shape deployment and provisioning info, callbacks fired on core events, and its
+own alembic migrations with a version table of its own.
+
+Discovery goes through stevedore. An extension that fails to import is logged and
+skipped, so one broken package never takes the API down.
+"""
+import abc
+import logging
+import threading
+
+from stevedore import ExtensionManager
+
+from nailgun_host import errors
+
+LOG = logging.getLogger(__name__)
+NAMESPACE = "nailgun.extensions"
+
+
+class BasePipeline:
+    """Mutates serialized deployment or provisioning data of clusters that enable its extension."""
+
+    @classmethod
+    def process_deployment_for_cluster(cls, cluster, cluster_data):
+        """Change the common part of a cluster's deployment info in place."""
+
+    @classmethod
+    def process_deployment_for_node(cls, node, node_data):
+        """Change one node's deployment info in place."""
+
+    @classmethod
+    def process_provisioning_for_cluster(cls, cluster, cluster_data):
+        """Change the common part of a cluster's provisioning info in place."""
+
+    @classmethod
+    def process_provisioning_for_node(cls, node, node_data):
+        """Change one node's provisioning info in place."""
+
+
+class BaseExtension(abc.ABC):
+    """What an extension declares; every callback defaults to doing nothing."""
+
+    urls = []
+    data_pipelines = []
+    #: names of methods other code may call through ``call_provided``
+    provides = []
+
+    @property
+    @abc.abstractmethod
+    def name(self):
+        """Unique lowercase name; also the prefix of the extension's tables."""
+
+    @property
+    @abc.abstractmethod
+    def version(self):
+        """Semantic version string."""
+
+    @property
+    @abc.abstractmethod
+    def description(self):
+        """One line for ``GET /extensions/``."""
+
+    @classmethod
+    def alembic_migrations_path(cls):
+        """The extension's alembic script directory, or None when it has no tables."""
+        return None
+
+    @classmethod
+    def full_name(cls):
+        return "{0}-{1}".format(cls.name, cls.version)
+
+    @classmethod
+    def table_prefix(cls):
+        return "{0}_".format(cls.name)
+
+    @classmethod
+    def alembic_table_version(cls):
+        return "{0}alembic_version".format(cls.table_prefix())
+
+    # Lifecycle callbacks, fired for every loaded extension.
+    @classmethod
+    def on_node_create(cls, node):
+        pass
+
+    @classmethod
+    def on_node_update(cls, node):
+        pass
+
+    @classmethod
+    def on_node_reset(cls, node):
+        pass
+
+    @classmethod
+    def on_node_delete(cls, node):
+        pass
+
+    @classmethod
+    def on_remove_node_from_cluster(cls, node):
+        pass
+
+    @classmethod
+    def on_node_collection_delete(cls, node_ids):
+        pass
+
+    @classmethod
+    def on_nodegroup_create(cls, nodegroup):
+        pass
+
+    @classmethod
+    def on_nodegroup_delete(cls, nodegroup):
+        pass
+
+    @classmethod
+    def on_cluster_create(cls, cluster, data):
+        pass
+
+    @classmethod
+    def on_cluster_patch_attributes(cls, cluster, public_map):
+        pass
+
+    @classmethod
+    def on_cluster_delete(cls, cluster):
+        pass
+
+    # Fired only for extensions the cluster enables.
+    @classmethod
+    def on_before_deployment_check(cls, cluster, nodes):
+        pass
+
+    @classmethod
+    def on_before_deployment_serialization(cls, cluster, nodes, ignore_customized):
+        pass
+
+    @classmethod
+    def on_before_provisioning_serialization(cls, cluster, nodes, ignore_customized):
+        pass
+
+    def to_dict(self):
+        return {
+            "name": self.name,
+            "version": self.version,
+            "description": self.description,
+            "provides": list(self.provides),
+        }
+
+
+_lock = threading.Lock()
+_extensions = None
+
+
+def _on_load_failure(_manager, entry_point, exc):
+    LOG.error("Extension %s (%s) failed to load and is skipped: %s",
+              entry_point.name, entry_point.value, exc, exc_info=exc)
+
+
+def load_extensions():
+    """Discover the extensions with stevedore; broken or invalid ones are logged and skipped."""
+    manager = ExtensionManager(NAMESPACE, invoke_on_load=False,
+                               on_load_failure_callback=_on_load_failure)
+    loaded, names = [], set()
+    for ext in sorted(manager.extensions, key=lambda e: e.name):
+        plugin = ext.plugin
+        try:
+            if not (isinstance(plugin, type) and issubclass(plugin, BaseExtension)):
+                raise TypeError("{0!r} is not a BaseExtension subclass".format(plugin))
+            instance = plugin()
+            if instance.name in names:
+                raise ValueError("another extension is named {0!r}".format(instance.name))
+        except Exception as exc:  # an extension's fault must not stop the host
+            _on_load_failure(manager, ext.entry_point, exc)
+            continue
+        names.add(instance.name)
+        loaded.append(instance)
+    return loaded
+
+
+def get_all_extensions():
+    """The loaded extensions (instances), discovered once per process."""
+    global _extensions
+    if _extensions is None:
+        with _lock:
+            if _extensions is None:
+                _extensions = load_extensions()
+    return _extensions
+
+
+def set_extensions(extensions):
+    """Replace the loaded set (None: discover again on next use)."""
+    global _extensions
+    with _lock:
+        _extensions = None if extensions is None else list(extensions)
+
+
+def get_extension(name):
+    for extension in get_all_extensions():
+        if extension.name == name:
+            return extension
+    raise errors.InvalidData("No such extensions: {0}".format(name))
+
+
+def extensions_for(cluster):
+    """The loaded extensions that a cluster enables, in load order."""
+    enabled = set(cluster.extensions or [])
+    return [e for e in get_all_extensions() if e.name in enabled]
+
+
+def fire(callback, *args):
+    """Fire a lifecycle callback on every loaded extension."""
+    for extension in get_all_extensions():
+        getattr(extension, callback)(*args)
+
+
+def fire_for_cluster(cluster, callback, *args):
+    for extension in extensions_for(cluster):
+        getattr(extension, callback)(*args)
+
+
+def call_provided(name, *args, **kwargs):
+    """Call a method some extension ``provides``; the seam between extensions."""
+    for extension in get_all_extensions():
+        if name in extension.provides:
+            return getattr(extension, name)(*args, **kwargs)
+    raise errors.InvalidData("No extension provides {0!r}".format(name))
+
+
+def pipelines_for(cluster):
+    return [p for e in extensions_for(cluster) for p in e.data_pipelines]

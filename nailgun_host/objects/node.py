@@ -1,0 +1,213 @@
+"""Nodes: discovery, assignment to a cluster (which allocates their IPs), interfaces, disks."""
+from nailgun_host import errors, extensions
+from nailgun_host.db import db
+from nailgun_host.db.models import Node, NodeInterface
+from nailgun_host.objects import cluster as cluster_obj
+from nailgun_host.objects import network
+from nailgun_host.settings import settings
+
+STATUSES = ("ready", "discover", "provisioning", "provisioned", "deploying", "error",
+            "removing", "stopped")
+ERROR_TYPES = ("deploy", "provision", "deletion", "discover", "stop_deployment")
+UPDATABLE = ("name", "status", "error_type", "error_msg", "online", "manufacturer", "platform_name",
+             "os_platform", "kernel_params", "progress", "pending_addition", "pending_deletion")
+
+
+def _interfaces_from_meta(node):
+    known = {i.name: i for i in node.interfaces}
+    for spec in node.meta.get("interfaces", []) or []:
+        if not isinstance(spec, dict) or not spec.get("name"):
+            continue
+        interface = known.get(spec["name"])
+        if interface is None:
+            interface = NodeInterface(name=spec["name"])
+            node.interfaces.append(interface)
+        interface.mac = spec.get("mac")
+        interface.pxe = bool(spec.get("pxe", False))
+
+
+def default_volumes(meta):
+    """A disk layout from the discovered disks: the OS volume group on the first disk."""
+    volumes = []
+    for index, disk in enumerate(meta.get("disks", []) or []):
+        size_mb = int(disk.get("size", 0)) // (1024 * 1024)
+        spaces = [{"name": "os", "size": size_mb, "type": "pv"}] if index == 0 else \
+            [{"name": "image", "size": size_mb, "type": "pv"}]
+        volumes.append({"id": disk.get("name"), "name": disk.get("name"), "size": size_mb,
+                        "type": "disk", "volumes": spaces})
+    return volumes
+
+
+def create(data):
+    node = Node(mac=data["mac"].lower(), ip=data.get("ip"), meta=data.get("meta", {}) or {},
+                status=data.get("status", "discover"),
+                manufacturer=data.get("manufacturer"), platform_name=data.get("platform_name"),
+                os_platform=data.get("os_platform"), online=data.get("online", True))
+    db.add(node)
+    db.flush()
+    node.name = data.get("name") or "Untitled ({0})".format(node.mac[-5:])
+    node.hostname = "node-{0}".format(node.id)
+    node.fqdn = "{0}.{1}".format(node.hostname, settings["DNS_DOMAIN"])
+    node.volumes = default_volumes(node.meta)
+    _interfaces_from_meta(node)
+    network.record_admin_ip(node)
+    db.flush()
+    extensions.fire("on_node_create", node)
+    if data.get("cluster_id") is not None:
+        cluster = db.get(cluster_obj.Cluster, data["cluster_id"])
+        if cluster is None:
+            raise errors.ObjectNotFound("Cluster with id {0} not found".format(data["cluster_id"]))
+        assign_to_cluster([node], cluster, data.get("pending_roles", []), data.get("roles", []))
+    return node
+
+
+def update(node, data):
+    """Fields an agent or an operator may change, roles and cluster membership included."""
+    for key in UPDATABLE:
+        if key in data:
+            setattr(node, key, data[key])
+    if "meta" in data:
+        node.meta = data["meta"] or {}
+        _interfaces_from_meta(node)
+    if "cluster_id" in data and data["cluster_id"] != node.cluster_id:
+        if node.cluster_id is not None:
+            remove_from_cluster(node)
+        if data["cluster_id"] is not None:
+            cluster = db.get(cluster_obj.Cluster, data["cluster_id"])
+            if cluster is None:
+                raise errors.ObjectNotFound("Cluster with id {0} not found".format(data["cluster_id"]))
+            assign_to_cluster([node], cluster, data.get("pending_roles", []), data.get("roles", []))
+    elif "roles" in data or "pending_roles" in data:
+        if node.cluster is None:
+            raise errors.InvalidData("Node {0} is not in a cluster; roles need one".format(node.id))
+        roles = data.get("roles", node.roles)
+        pending = data.get("pending_roles", node.pending_roles)
+        cluster_obj.validate_roles(node.cluster, sorted(set(roles) | set(pending)))
+        node.roles, node.pending_roles = list(roles), list(pending)
+        network.assign_node_ips(node.cluster, [node])
+    db.flush()
+    extensions.fire("on_node_update", node)
+    return node
+
+
+def assign_to_cluster(nodes, cluster, pending_roles=(), roles=()):
+    """Put nodes in a cluster: node group by admin IP, default interfaces, addresses."""
+    cluster_obj.validate_roles(cluster, sorted(set(roles) | set(pending_roles)))
+    for node in nodes:
+        if node.cluster_id is not None and node.cluster_id != cluster.id:
+            raise errors.InvalidData("Node {0} is already assigned to cluster {1}".format(
+                node.id, node.cluster_id))
+        node.cluster = cluster
+        node.group_id = network.group_for_admin_ip(cluster, node.ip).id
+        node.roles, node.pending_roles = list(roles), list(pending_roles)
+        node.pending_addition = True
+    db.flush()
+    network.assign_node_ips(cluster, nodes)
+    for node in nodes:
+        assign_default_interfaces(node)
+        extensions.fire("on_node_update", node)
+
+
+def assign_default_interfaces(node):
+    """Admin network on the PXE interface; every other network on the first other NIC."""
+    nics = [i for i in node.interfaces if i.type == "ether"]
+    if not nics:
+        return
+    pxe = next((i for i in nics if i.pxe), nics[0])
+    other = next((i for i in nics if i is not pxe), pxe)
+    for interface in node.interfaces:
+        interface.assigned_networks = []
+    pxe.assigned_networks = [network.admin_network()]
+    group_networks = [n for n in network.cluster_networks(node.cluster) if n.group_id == node.group_id]
+    other.assigned_networks = other.assigned_networks + [n for n in group_networks]
+    db.flush()
+
+
+def remove_from_cluster(node):
+    """Back to discovery: no cluster, no roles, no cluster addresses."""
+    extensions.fire("on_remove_node_from_cluster", node)
+    network.release_node_ips(node)
+    for interface in node.interfaces:
+        interface.assigned_networks = []
+    node.cluster_id = None
+    node.cluster = None
+    node.group_id = None
+    node.roles, node.pending_roles, node.primary_tags = [], [], []
+    node.pending_addition = node.pending_deletion = False
+    node.status = "discover"
+    node.error_type = None
+    node.kernel_params = None
+    db.flush()
+
+
+def delete(node):
+    extensions.fire("on_node_delete", node)
+    db.delete(node)
+    db.flush()
+
+
+def interface_to_dict(interface):
+    return {
+        "id": interface.id, "name": interface.name, "type": interface.type, "mac": interface.mac,
+        "pxe": interface.pxe, "mode": interface.mode,
+        "slaves": [{"name": name} for name in interface.slaves],
+        "assigned_networks": [{"id": n.id, "name": n.name} for n in interface.assigned_networks],
+    }
+
+
+def set_interfaces(node, data):
+    """Replace interface-network assignments and bonds as the body describes them."""
+    allowed = {n.id: n for n in network.cluster_networks(node.cluster) if n.group_id == node.group_id} \
+        if node.cluster else {}
+    admin = network.admin_network()
+    allowed[admin.id] = admin
+    by_name = {i.name: i for i in node.interfaces}
+    seen_networks = set()
+    wanted = {}
+    for spec in data:
+        name = spec.get("name")
+        assigned = []
+        for ref in spec.get("assigned_networks", []):
+            target = allowed.get(ref.get("id"))
+            if target is None:
+                raise errors.InvalidData("Network {0} cannot be assigned to node {1}".format(ref.get("id"), node.id))
+            if target.id in seen_networks:
+                raise errors.InvalidData("Network '{0}' is assigned to more than one interface".format(target.name))
+            seen_networks.add(target.id)
+            assigned.append(target)
+        if spec.get("type", "ether") == "bond":
+            slaves = [s["name"] for s in spec.get("slaves", [])]
+            if any(s not in by_name or by_name[s].type != "ether" for s in slaves) or len(slaves) < 2:
+                raise errors.InvalidData("Bond '{0}' needs at least two existing NICs as slaves".format(name))
+        elif name not in by_name:
+            raise errors.InvalidData("Node {0} has no interface '{1}'".format(node.id, name))
+        wanted[name] = (spec, assigned)
+    for interface in list(node.interfaces):
+        if interface.type == "bond" and interface.name not in wanted:
+            node.interfaces.remove(interface)
+    for name, (spec, assigned) in wanted.items():
+        interface = by_name.get(name)
+        if interface is None:
+            interface = NodeInterface(name=name, type="bond")
+            node.interfaces.append(interface)
+        if interface.type == "bond":
+            interface.mode = spec.get("mode", interface.mode or "active-backup")
+            interface.slaves = [s["name"] for s in spec.get("slaves", [])]
+        interface.assigned_networks = assigned
+    if {"name": "interfaces", "node_id": node.id} not in node.pending_changes:
+        node.pending_changes = node.pending_changes + [{"name": "interfaces", "node_id": node.id}]
+    db.flush()
+
+
+def to_dict(node):
+    return {
+        "id": node.id, "uuid": node.uuid, "name": node.name, "hostname": node.hostname,
+        "fqdn": node.fqdn, "status": node.status, "error_type": node.error_type,
+        "error_msg": node.error_msg, "online": node.online, "mac": node.mac, "ip": node.ip,
+        "manufacturer": node.manufacturer, "platform_name": node.platform_name,
+        "os_platform": node.os_platform, "cluster": node.cluster_id, "cluster_id": node.cluster_id,
+        "group_id": node.group_id, "roles": node.roles, "pending_roles": node.pending_roles,
+        "pending_addition": node.pending_addition, "pending_deletion": node.pending_deletion,
+        "meta": node.meta, "kernel_params": node.kernel_params, "progress": node.progress,
+        "network_data": network.node_network_data(node),
+    }

@@ -1,0 +1,96 @@
+"""Releases: what a cluster is installed from, with real version ordering."""
+import copy
+import os
+import re
+
+import yaml
+
+from nailgun_host.db import db
+from nailgun_host.db.models import Release
+
+DEFAULTS_FILE = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "release_defaults.yaml")
+METADATA_FIELDS = ("modes_metadata", "roles_metadata", "attributes_metadata", "networks_metadata",
+                   "network_roles_metadata", "components_metadata", "deployment_tasks", "extensions")
+STATES = ("available", "unavailable", "manageonly")
+
+_defaults = None
+
+
+def release_defaults():
+    global _defaults
+    if _defaults is None:
+        with open(DEFAULTS_FILE) as stream:
+            _defaults = yaml.safe_load(stream)
+    return copy.deepcopy(_defaults)
+
+
+def environment_version(release):
+    """Fuel's version of a release: the part after the dash ("liberty-9.0" -> "9.0")."""
+    version = release.version or ""
+    if version == "2014.1":
+        return "5.0"
+    return version.rsplit("-", 1)[-1] if "-" in version else version
+
+
+def parse_version(text):
+    """A comparable tuple for "9.0", "10.0.1", "6.1"; non-numeric parts compare as zero."""
+    parts = [int(p) if p.isdigit() else 0 for p in re.split(r"[.\-]", text or "") if p != ""]
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def openstack_version(release):
+    version = release.version or ""
+    return version.rsplit("-", 1)[0] if "-" in version else ""
+
+
+def version_key(release):
+    """Order of releases: Fuel version first, then OpenStack version (numerically, 10.0 > 9.0)."""
+    return (parse_version(environment_version(release)), parse_version(openstack_version(release)))
+
+
+def is_newer(release, than):
+    return version_key(release) > version_key(than)
+
+
+def is_deployable(release, feature_groups=()):
+    if release.state == "available":
+        return True
+    return release.state == "manageonly" and "experimental" in feature_groups
+
+
+def create(data):
+    defaults = release_defaults()
+    fields = {key: data[key] for key in ("name", "version", "description", "operating_system", "state")
+              if key in data}
+    for key in METADATA_FIELDS:
+        fields[key] = copy.deepcopy(data[key]) if key in data else defaults.get(key)
+    release = Release(**fields)
+    db.add(release)
+    db.flush()
+    return release
+
+
+def update(release, data):
+    for key in ("name", "version", "description", "operating_system", "state") + METADATA_FIELDS:
+        if key in data:
+            setattr(release, key, copy.deepcopy(data[key]))
+    db.flush()
+    return release
+
+
+def to_dict(release):
+    from nailgun_host.settings import settings
+
+    return {
+        "id": release.id, "name": release.name, "version": release.version,
+        "description": release.description, "operating_system": release.operating_system,
+        "state": release.state, "modes_metadata": release.modes_metadata,
+        "roles_metadata": release.roles_metadata, "attributes_metadata": release.attributes_metadata,
+        "networks_metadata": release.networks_metadata,
+        "network_roles_metadata": release.network_roles_metadata,
+        "components_metadata": release.components_metadata,
+        "is_deployable": is_deployable(release, settings["FEATURE_GROUPS"]),
+        "environment_version": environment_version(release),
+    }

@@ -1,0 +1,11 @@
+"""WSGI entry point for gunicorn or uwsgi: ``gunicorn -w 4 nailgun_host.wsgi:application``.
+
+The database comes from ``NAILGUN_DB_URL`` (or the ``NAILGUN_CONFIG`` file). Workers do
+not migrate: run ``nailgun-syncdb`` once before starting them.
+"""
+from nailgun_host import db
+from nailgun_host.app import build_wsgi
+from nailgun_host.settings import settings
+
+db.configure(settings.database_url)
+application = build_wsgi()
