@@ -1,0 +1,189 @@
+"""Fixtures shared by every test: a migrated database, the app, an environment factory.
+
+The suite runs on a SQLite file by default and on PostgreSQL when
+``NAILGUN_TEST_DB_URL`` is set. The schema is migrated once per session with the
+real migrations (core and every extension); each test then starts from empty tables.
+"""
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import sqlalchemy as sa
+import webtest
+
+from nailgun_host import db as host_db
+from nailgun_host.db import migration
+from nailgun_host.extensions import get_all_extensions, set_extensions
+from nailgun_host.settings import settings
+from tests.factories import EnvironmentManager
+
+VERSION_TABLE_SUFFIX = "alembic_version"
+
+
+def _reset_schema(url):
+    engine = host_db.make_engine(url)
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(sa.text("DROP SCHEMA public CASCADE"))
+            connection.execute(sa.text("CREATE SCHEMA public"))
+        else:
+            meta = sa.MetaData()
+            meta.reflect(connection)
+            connection.execute(sa.text("PRAGMA foreign_keys=OFF"))
+            for table in reversed(meta.sorted_tables):
+                connection.execute(sa.text('DROP TABLE "{0}"'.format(table.name)))
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def db_url(tmp_path_factory):
+    url = os.environ.get("NAILGUN_TEST_DB_URL")
+    if not url:
+        url = "sqlite:///" + str(tmp_path_factory.mktemp("db") / "nailgun.db")
+    return url
+
+
+@pytest.fixture(scope="session")
+def migrated_db(db_url):
+    """Every table, created by running the real migrations from empty."""
+    set_extensions(None)
+    _reset_schema(db_url)
+    migration.syncdb(db_url)
+    engine = host_db.configure(db_url)
+    tables = [t for t in sa.inspect(engine).get_table_names() if not t.endswith(VERSION_TABLE_SUFFIX)]
+    yield engine, tables
+    host_db.db.remove()
+
+
+def _empty_tables(engine, tables):
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(sa.text("TRUNCATE {0} RESTART IDENTITY CASCADE".format(
+                ", ".join('"{0}"'.format(t) for t in tables))))
+        else:
+            connection.execute(sa.text("PRAGMA foreign_keys=OFF"))
+            for table in tables:
+                connection.execute(sa.text('DELETE FROM "{0}"'.format(table)))
+            if connection.execute(sa.text(
+                    "SELECT name FROM sqlite_master WHERE name='sqlite_sequence'")).first():
+                connection.execute(sa.text("DELETE FROM sqlite_sequence"))
+            connection.execute(sa.text("PRAGMA foreign_keys=ON"))
+
+
+@pytest.fixture(autouse=True)
+def clean_db(request, db_url):
+    """Empty tables and default settings for every test that touches the database."""
+    settings.reload(overrides={"DATABASE_URL": db_url})
+    if "migrated_db" not in request.fixturenames and not any(
+            name in request.fixturenames for name in ("app", "env", "session", "live_server")):
+        yield
+        return
+    engine, tables = request.getfixturevalue("migrated_db")
+    host_db.db.remove()
+    _empty_tables(engine, tables)
+    yield
+    host_db.db.remove()
+    set_extensions(None)
+
+
+@pytest.fixture
+def session(migrated_db):
+    """The shared session, for assertions straight on the database."""
+    yield host_db.db
+    host_db.db.remove()
+
+
+@pytest.fixture
+def app(migrated_db):
+    from nailgun_host.app import build_wsgi
+
+    return webtest.TestApp(build_wsgi())
+
+
+@pytest.fixture
+def env(app):
+    return EnvironmentManager(app)
+
+
+class QueryCounter:
+    """Counts the SQL statements the engine executes while active."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.statements = []
+
+    def _record(self, _conn, _cursor, statement, *_args):
+        self.statements.append(statement)
+
+    @property
+    def count(self):
+        return len(self.statements)
+
+    @contextlib.contextmanager
+    def counting(self):
+        self.statements = []
+        sa.event.listen(self.engine, "before_cursor_execute", self._record)
+        try:
+            yield self
+        finally:
+            sa.event.remove(self.engine, "before_cursor_execute", self._record)
+
+
+@pytest.fixture
+def query_counter(migrated_db):
+    return QueryCounter(migrated_db[0])
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LiveServer:
+    """A real ``nailgun-api`` process on a free loopback port, sharing the test database."""
+
+    def __init__(self, db_url, env=None):
+        self.port = free_port()
+        self.url = "http://127.0.0.1:{0}".format(self.port)
+        self.log = open(os.devnull, "w")
+        environ = dict(os.environ, **(env or {}))
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from nailgun_host.cli import serve; serve()",
+             "--db-url", db_url, "--port", str(self.port), "--no-migrate"],
+            stdout=self.log, stderr=subprocess.STDOUT, env=environ)
+        self._wait()
+
+    def _wait(self):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("nailgun-api exited with {0}".format(self.process.returncode))
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
+                return
+            time.sleep(0.1)
+        raise RuntimeError("nailgun-api did not start listening")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+@pytest.fixture
+def live_server(migrated_db, db_url):
+    server = LiveServer(db_url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def extensions():
+    return get_all_extensions()
