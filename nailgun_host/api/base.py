@@ -86,6 +86,10 @@ class BaseHandler:
 
     GET = POST = PUT = PATCH = DELETE = _method_not_allowed
 
+    def OPTIONS(self, *args):
+        web.header("Allow", ", ".join(self.allowed_methods() + ["OPTIONS"]))
+        set_status(204)
+
     @classmethod
     def allowed_methods(cls):
         allowed = [m for m in HTTP_METHODS

@@ -57,7 +57,7 @@ class NetworkConfigurationHandler(BaseHandler):
 
 class ClusterVIPsHandler(BaseHandler):
     def GET(self, cluster_id):
-        return [network.vip_to_dict(v) for v in network.assign_vips(get_cluster(cluster_id))]
+        return [network.vip_to_dict(v) for v in network.get_vips(get_cluster(cluster_id))]
 
 
 def nodegroup_to_dict(group):

@@ -85,6 +85,7 @@ def update(node, data):
         cluster_obj.validate_roles(node.cluster, sorted(set(roles) | set(pending)))
         node.roles, node.pending_roles = list(roles), list(pending)
         network.assign_node_ips(node.cluster, [node])
+        network.assign_vips(node.cluster)
     db.flush()
     extensions.fire("on_node_update", node)
     return node
@@ -103,6 +104,7 @@ def assign_to_cluster(nodes, cluster, pending_roles=(), roles=()):
         node.pending_addition = True
     db.flush()
     network.assign_node_ips(cluster, nodes)
+    network.assign_vips(cluster)
     for node in nodes:
         assign_default_interfaces(node)
         extensions.fire("on_node_update", node)
