@@ -8,12 +8,11 @@ concurrent allocators queue instead of failing.
 import copy
 import ipaddress
 
-import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup, Node, NodeGroup
+from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup, NodeGroup
 from nailgun_host.settings import settings
 
 ADMIN_NETWORK = "fuelweb_admin"

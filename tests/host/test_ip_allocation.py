@@ -3,8 +3,6 @@ import concurrent.futures
 
 import requests
 
-from tests.factories import EnvironmentManager
-
 
 def _set_management_range(app, env, cluster_id, first, last):
     config = env.network_configuration(cluster_id)
