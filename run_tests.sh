@@ -234,7 +234,7 @@ run_ruby_tests() {
     local f failed=() start=$SECONDS
     for f in "${files[@]}"; do
         log "ruby -I $HIERA_LIB $f"
-        ruby -I "$HIERA_LIB" "$f" || failed+=("$f")
+        ruby -I "$ROOT/$HIERA_LIB" "$f" || failed+=("$f")
     done
     if [ "${#failed[@]}" -eq 0 ]; then
         record "ruby (hiera)" "passed (${#files[@]} files) in $((SECONDS - start))s"
