@@ -6,7 +6,6 @@ the egg-info whose entry points stevedore reads, and the console scripts.
 """
 import configparser
 import importlib.metadata
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -47,12 +46,21 @@ def _ignore(directory, names):
     return ignored
 
 
+def _installed(distribution):
+    # Not importlib.util.find_spec: a build/ directory in the work tree looks like a package.
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def _build_sdist(workdir):
     """The sdist of the work tree as it is (committed or not), built in a copy of it."""
     source = workdir / "src"
     shutil.copytree(ROOT, source, ignore=_ignore)
     dist = workdir / "dist"
-    if importlib.util.find_spec("build") is not None:
+    if _installed("build"):
         cmd = [sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", dist, source]
     else:
         cmd = [sys.executable, "setup.py", "-q", "sdist", "--dist-dir", dist]
@@ -75,6 +83,8 @@ def rpm(tmp_path_factory):
           "--define", "_topdir {0}".format(topdir),
           # The Python that builds: this one has setuptools; /usr/bin/python3 may not.
           "--define", "__python3 {0}".format(sys.executable),
+          # ...but the scripts start the target's Python, as on a Fuel master.
+          "--define", "python3_shebang /usr/bin/python3",
           # setuptools < 69.3 names the sdist with dashes.
           "--define", "sdist_name {0}".format(sdist_name),
           # Build dependencies are EL packages: not in this machine's rpm database.
@@ -109,6 +119,8 @@ def test_rpm_header(rpm):
     for dependency in ("python3-webpy", "python3-sqlalchemy", "python3-alembic", "python3-stevedore",
                        "python3-jsonschema", "python3-psycopg3"):
         assert dependency in requires
+    # Nothing of the build machine leaks in (e.g. a virtualenv's python in a #! line).
+    assert not [r for r in requires if r.startswith("/") and r not in ("/bin/sh", "/usr/bin/python3")]
 
 
 def test_packages_and_migrations_are_installed(installed):
@@ -153,6 +165,7 @@ def test_console_scripts_are_installed(installed):
     for script in ("nailgun-api", "nailgun-syncdb"):
         path = root / "usr" / "bin" / script
         assert path.is_file() and os.access(path, os.X_OK), script
+        assert path.read_text().splitlines()[0] == "#!/usr/bin/python3", script
 
 
 def test_srpm_carries_the_spec_and_the_sdist(rpm):
