@@ -1,35 +1,5 @@
 """The WSGI callable under gunicorn: several workers sharing one database."""
-import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-
-import pytest
 import requests
-
-from tests.conftest import free_port
-
-
-@pytest.fixture
-def gunicorn(migrated_db, db_url):
-    if shutil.which("gunicorn", path=os.path.dirname(sys.executable)) is None:
-        pytest.fail("gunicorn is a test dependency: pip install -e '.[test]'")
-    port = free_port()
-    process = subprocess.Popen(
-        [os.path.join(os.path.dirname(sys.executable), "gunicorn"), "-w", "2", "-b", "127.0.0.1:{0}".format(port),
-         "nailgun_host.wsgi:application"],
-        env=dict(os.environ, NAILGUN_DB_URL=db_url), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            break
-        time.sleep(0.1)
-    yield "http://127.0.0.1:{0}/api/v1/".format(port)
-    process.terminate()
-    process.wait(10)
 
 
 def test_two_workers_serve_one_database(gunicorn):
