@@ -1,38 +1,10 @@
 """Twenty writers doing read-modify-write with If-Match through gunicorn (2 workers) lose no update."""
 import concurrent.futures
-import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
 import requests
 
-from tests.conftest import free_port
-
 WRITERS = 20
-
-
-@pytest.fixture
-def gunicorn_server(migrated_db, db_url):
-    if not db_url.startswith("postgresql"):
-        pytest.skip("needs PostgreSQL (set NAILGUN_TEST_DB_URL)")
-    port = free_port()
-    gunicorn = shutil.which("gunicorn", path=os.path.dirname(sys.executable))
-    process = subprocess.Popen(
-        [gunicorn, "-w", "2", "-b", "127.0.0.1:{0}".format(port), "nailgun_host.wsgi:application"],
-        env=dict(os.environ, NAILGUN_DB_URL=db_url), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            break
-        time.sleep(0.1)
-    yield "http://127.0.0.1:{0}/api/v1/config".format(port)
-    process.terminate()
-    process.wait(10)
 
 
 def _writer(url, writer):
@@ -51,8 +23,10 @@ def _writer(url, writer):
     raise AssertionError("writer {0} never succeeded".format(writer))
 
 
-def test_no_lost_update(gunicorn_server):
-    api = gunicorn_server
+def test_no_lost_update(db_url, request):
+    if not db_url.startswith("postgresql"):
+        pytest.skip("needs PostgreSQL (set NAILGUN_TEST_DB_URL)")
+    api = request.getfixturevalue("gunicorn") + "config"
     component = requests.post(api + "/components", json={"name": "c", "resource_definitions": [{"name": "r"}]})
     rid = component.json()["resource_definitions"][0]["id"]
     assert requests.post(api + "/environments", json={"components": ["c"], "hierarchy_levels": ["nodes"]}).ok
