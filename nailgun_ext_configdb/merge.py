@@ -6,8 +6,6 @@ nested key keeps its siblings; any other value (scalar, list, ``null``) replaces
 what a broader document had. A narrower document removes a key, at any depth, by
 setting it to the marker ``{"$unset": true}``; markers never appear in the result.
 """
-import copy
-
 UNSET = {"$unset": True}
 
 
@@ -16,14 +14,17 @@ def is_unset(value):
 
 
 def _fresh(value, origin):
-    """A marker-free copy of ``value`` and its provenance tree."""
+    """``value`` without markers, in new objects (the merge fills them), and its provenance tree.
+
+    Other values are shared with the document, never copied: nothing changes them.
+    """
     if isinstance(value, dict) and value:
         data, lookup = {}, {}
         for key, item in value.items():
             if not is_unset(item):
                 data[key], lookup[key] = _fresh(item, origin)
         return data, lookup
-    return copy.deepcopy(value), origin
+    return ({} if isinstance(value, dict) else value), origin
 
 
 def _merge_into(target, lookup, doc, origin):

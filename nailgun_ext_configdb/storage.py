@@ -6,7 +6,7 @@ write is one new version; the caller holds the environment's row lock
 (``environments.get(..., lock=True)``), which orders writes and makes
 If-Match checks safe across workers.
 """
-import jsonpatch
+import jsonpointer
 import sqlalchemy as sa
 
 from nailgun_host import errors
@@ -15,6 +15,7 @@ from nailgun_host.settings import settings
 from nailgun_ext_configdb.models import Document, DocumentVersion
 
 DEFAULT_MAX_VERSIONS = 100
+MAX_CHANGED_KEYS = 100
 
 
 def find(environment_id, resource_id, level_path, kind):
@@ -67,14 +68,27 @@ def history(document):
                       .order_by(DocumentVersion.version)).all()
 
 
+def _changes(old, new, path, found):
+    if len(found) > MAX_CHANGED_KEYS:
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in list(old) + [k for k in new if k not in old]:
+            if key not in old or key not in new:
+                found.append(path + "/" + jsonpointer.escape(key))
+            elif old[key] != new[key]:
+                _changes(old[key], new[key], path + "/" + jsonpointer.escape(key), found)
+    elif old != new:
+        found.append(path)
+
+
 def changed_keys(old, new):
-    """The JSON pointers an RFC 6902 patch from ``old`` to ``new`` touches."""
-    paths = []
-    for operation in jsonpatch.make_patch(old, new).patch:
-        for path in (operation.get("from"), operation["path"]):
-            if path is not None and path not in paths:
-                paths.append(path)
-    return paths
+    """JSON pointers of the keys whose values differ, objects compared key by key.
+
+    Cut at MAX_CHANGED_KEYS, with "..." last, so rewriting a large document stays cheap.
+    """
+    found = []
+    _changes(old, new, "", found)
+    return found[:MAX_CHANGED_KEYS] + ["..."] if len(found) > MAX_CHANGED_KEYS else found
 
 
 def _max_versions():

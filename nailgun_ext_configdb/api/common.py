@@ -16,9 +16,13 @@ from nailgun_host.api.base import BaseHandler, set_status
 AUTHOR_HEADER = "X-Config-Author"
 
 
-def etag(data):
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return '"{0}"'.format(hashlib.sha1(canonical.encode()).hexdigest())
+def canonical(data):
+    """The JSON text of ``data`` that bodies and ETags are made from."""
+    return json.dumps(data, sort_keys=True)
+
+
+def etag(text):
+    return '"{0}"'.format(hashlib.sha1(text.encode()).hexdigest())
 
 
 def _tags(header):
@@ -52,7 +56,7 @@ def check_if_match(current):
     if header is None:
         return
     tags = _tags(header)
-    if "*" not in tags and etag(current) not in tags:
+    if "*" not in tags and etag(canonical(current)) not in tags:
         raise errors.PreconditionFailed("The stored document has changed (If-Match does not match its ETag)")
 
 
@@ -64,7 +68,8 @@ class ConfigHandler(BaseHandler):
         Serialized here because the host passes strings through as they are, and a
         key's value may be a bare JSON string.
         """
-        tag = etag(data)
+        text = canonical(data)
+        tag = etag(text)
         web.header("ETag", tag)
         wanted = web.ctx.env.get("HTTP_IF_NONE_MATCH")
         if wanted is not None:
@@ -73,7 +78,7 @@ class ConfigHandler(BaseHandler):
                 set_status(304)
                 return None
         web.header("Content-Type", "application/json")
-        return json.dumps(data)
+        return text
 
     @staticmethod
     def created(data):

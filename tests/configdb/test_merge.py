@@ -48,10 +48,11 @@ def test_a_narrower_level_can_set_a_key_again_after_an_unset():
 
 
 def test_merge_does_not_change_the_documents():
-    root = {"n": {"x": [1]}}
-    merged, _ = merge.effective([(ROOT_V, root), (NODE_V, {"n": {"y": 2}})])
-    merged["n"]["x"].append(2)
-    assert root == {"n": {"x": [1]}}
+    root, node = {"n": {"x": [1], "e": {}}}, {"n": {"y": 2, "e": {"z": 1}}, "m": {"$unset": True}}
+    merged, _ = merge.effective([(ROOT_V, root), (NODE_V, node), (NODE_O, {"n": {"y": 3}})])
+    assert merged == {"n": {"x": [1], "y": 3, "e": {"z": 1}}}
+    assert root == {"n": {"x": [1], "e": {}}}
+    assert node == {"n": {"y": 2, "e": {"z": 1}}, "m": {"$unset": True}}
 
 
 def test_empty_object_is_a_leaf_until_a_narrower_level_fills_it():

@@ -92,3 +92,13 @@ def test_retention_prunes_the_oldest_versions(cdb, demo, rid):
     assert cdb.get(1, rid, query="version=3").json == {"v": 2}
     assert cdb.get(1, rid).json == {"v": 4}
     assert cdb.app.get(API + "/environments/1").json["revision"] == 5
+
+
+def test_changed_keys_of_a_large_rewrite_are_cut_short():
+    from nailgun_ext_configdb import storage
+    old = {"k{0}".format(i): i for i in range(500)}
+    new = {"k{0}".format(i): -i for i in range(1, 500)}
+    keys = storage.changed_keys(old, new)
+    assert len(keys) == storage.MAX_CHANGED_KEYS + 1 and keys[-1] == "..."
+    assert storage.changed_keys({"a/b": {"x": 1, "y": [1]}}, {"a/b": {"x": 1, "y": [2]}, "n": None}) == [
+        "/a~1b/y", "/n"]
