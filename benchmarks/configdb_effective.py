@@ -209,7 +209,7 @@ def main(argv=None):
                 args.nodes, len(SOURCES), uploads, load_time))
             run_gets(config, env_id, fqdns, min(200, args.requests), args.clients)  # warm-up
             report("effective GET, all 7 data sources", *run_gets(config, env_id, fqdns, args.requests, args.clients))
-            report("effective GET, astute only (~150 KB)",
+            report("effective GET, astute only (~100 KB merged)",
                    *run_gets(config, env_id, fqdns, args.requests // 2, args.clients, only="astute"))
             report("revalidation (If-None-Match -> 304)",
                    *run_gets(config, env_id, fqdns, args.requests, args.clients, revalidate=True))

@@ -100,6 +100,8 @@ class Document(Base):
     level_path: Mapped[str] = mapped_column(sa.String(1024))
     kind: Mapped[str] = mapped_column(sa.String(16))
     version: Mapped[int] = mapped_column(default=0)
+    #: the environment revision of the current version
+    revision: Mapped[int] = mapped_column(default=0)
     data: Mapped[dict] = mapped_column(default=dict)
 
 

@@ -32,6 +32,14 @@ def chain(environment_id, resource_id, level_paths):
         Document.level_path.in_(level_paths))).all()
 
 
+def heads(environment_id, resource_id, level_paths):
+    """What identifies the current content of those documents, without loading it."""
+    return db.execute(sa.select(Document.id, Document.version, Document.revision).where(
+        Document.environment_id == environment_id,
+        Document.resource_definition_id == resource_id,
+        Document.level_path.in_(level_paths)).order_by(Document.id)).all()
+
+
 def data_as_of(documents, revision):
     """``{document id: data}`` for each document's latest version at or before ``revision``.
 
@@ -104,9 +112,10 @@ def write(environment, resource_id, level_path, kind, data, author, document=Non
         return None
     if document is None:
         document = Document(environment_id=environment.id, resource_definition_id=resource_id,
-                            level_path=level_path, kind=kind, version=0, data={})
+                            level_path=level_path, kind=kind, version=0, revision=0, data={})
         db.add(document)
     environment.revision += 1
+    document.revision = environment.revision
     document.version += 1
     document.data = data
     db.flush()

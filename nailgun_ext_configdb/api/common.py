@@ -62,21 +62,26 @@ def check_if_match(current):
 
 class ConfigHandler(BaseHandler):
     @staticmethod
-    def respond(data):
-        """``data`` as JSON with its ETag, or an empty 304 when the client already has it.
-
-        Serialized here because the host passes strings through as they are, and a
-        key's value may be a bare JSON string.
-        """
-        text = canonical(data)
-        tag = etag(text)
+    def not_modified(tag):
+        """Send ``tag``; True (and an empty 304) when the client's If-None-Match has it."""
         web.header("ETag", tag)
         wanted = web.ctx.env.get("HTTP_IF_NONE_MATCH")
         if wanted is not None:
             tags = [t[2:] if t.startswith("W/") else t for t in _tags(wanted)]
             if "*" in tags or tag in tags:
                 set_status(304)
-                return None
+                return True
+        return False
+
+    def respond(self, data, tag=None):
+        """``data`` as JSON with its ETag (the hash of that JSON unless given), or an empty 304.
+
+        Serialized here because the host passes strings through as they are, and a
+        key's value may be a bare JSON string.
+        """
+        text = canonical(data)
+        if tag is None and self.not_modified(etag(text)):
+            return None
         web.header("Content-Type", "application/json")
         return text
 

@@ -215,3 +215,25 @@ def test_every_error_is_json(cdb, demo, rid):
                  cdb.app.post_json(cdb.url(1, rid), {}, status=405),
                  cdb.get(1, rid, query="version=abc", status=400)):
         assert resp.content_type == "application/json" and resp.json["message"]
+
+
+def test_effective_etag_follows_exactly_the_merged_documents(cdb, demo, rid):
+    cdb.put(1, rid, {"a": 1})
+    node = "nodes/n1/"
+
+    def tag(query="effective"):
+        return cdb.get(1, rid, node, query=query).headers["ETag"]
+
+    first = tag()
+    assert tag() == first
+    cdb.put(1, rid, {"elsewhere": 1}, levels="nodes/n2/")
+    assert tag() == first
+    cdb.app.patch_json(cdb.url(1, rid, node, "overrides") + "/keys/set", [["a", 2]])
+    second = tag()
+    assert second != first
+    cdb.app.post_json(cdb.url(1, rid) + "/revert", {"version": 1}, status=200)
+    assert tag() == second
+    cdb.put(1, rid, {"a": 3})
+    assert tag() != second
+    assert tag("effective&key=a") != tag()
+    cdb.get(1, rid, node, query="effective", headers={"If-None-Match": second}, status=200)

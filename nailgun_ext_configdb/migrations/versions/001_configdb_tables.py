@@ -53,6 +53,7 @@ def upgrade():
                     sa.Column("level_path", sa.String(1024), nullable=False),
                     sa.Column("kind", sa.String(16), nullable=False),
                     sa.Column("version", sa.Integer(), nullable=False),
+                    sa.Column("revision", sa.Integer(), nullable=False),
                     sa.Column("data", JSONType, nullable=False),
                     sa.UniqueConstraint("environment_id", "resource_definition_id", "level_path", "kind"))
     op.create_index(p + "documents_resource_definition_id", p + "documents", ["resource_definition_id"])
