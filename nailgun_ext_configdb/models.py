@@ -29,7 +29,8 @@ class Component(Base):
     name: Mapped[str] = mapped_column(sa.String(128), unique=True)
 
     resource_definitions: Mapped[list["ResourceDefinition"]] = orm.relationship(
-        back_populates="component", order_by="ResourceDefinition.id", passive_deletes=True)
+        back_populates="component", order_by="ResourceDefinition.id", cascade="all, delete-orphan",
+        passive_deletes=True)
 
 
 class ResourceDefinition(Base):
