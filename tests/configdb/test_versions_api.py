@@ -102,3 +102,16 @@ def test_changed_keys_of_a_large_rewrite_are_cut_short():
     assert len(keys) == storage.MAX_CHANGED_KEYS + 1 and keys[-1] == "..."
     assert storage.changed_keys({"a/b": {"x": 1, "y": [1]}}, {"a/b": {"x": 1, "y": [2]}, "n": None}) == [
         "/a~1b/y", "/n"]
+
+
+def test_overrides_have_their_own_versions_diff_and_revert(cdb, demo, rid):
+    cdb.put(1, rid, {"keep": 1})
+    cdb.put(1, rid, {"o": 1}, levels="nodes/1/", kind="override")
+    cdb.app.patch_json(cdb.url(1, rid, "nodes/1/", "override") + "/keys/set", [["o", 2]], status=204)
+    url = cdb.url(1, "resource1", "nodes/1/", "overrides")
+    assert [h["version"] for h in cdb.app.get(url + "/history").json] == [1, 2]
+    assert cdb.app.get(url + "/diff?from=2&to=1").json == [{"op": "replace", "path": "/o", "value": 1}]
+    assert cdb.app.post_json(url + "/revert", {"version": 1}, status=201).json["version"] == 3
+    assert cdb.get(1, rid, "nodes/1/", query="effective").json == {"keep": 1, "o": 1}
+    assert cdb.get(1, rid, "nodes/1/", kind="overrides", query="version=2").json == {"o": 2}
+    assert [h["version"] for h in cdb.app.get(cdb.url(1, rid) + "/history").json] == [1]
