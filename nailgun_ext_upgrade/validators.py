@@ -155,6 +155,8 @@ def validate_assign(seed, data):
     for node in nodes:
         check_node(node, seed, relation)
     check_roles(seed, nodes, data.get("roles"))
+    if data.get("reprovision", True):
+        task_obj.check_no_running_task(seed)
     orig = db.get(cluster_obj.Cluster, relation.orig_cluster_id)
     mapping = upgrade.network_mapping(orig, seed)
     unmapped = upgrade.unmapped_addresses(nodes, mapping)
@@ -165,9 +167,8 @@ def validate_assign(seed, data):
     taken = upgrade.taken_addresses(nodes, mapping)
     if taken:
         raise errors.Conflict(
-            "Some addresses of the nodes are already used in seed cluster {0}".format(seed.id), taken)
-    if data.get("reprovision", True):
-        task_obj.check_no_running_task(seed)
+            "Some addresses of the nodes are already used in seed cluster {0}; copy the VIPs of the "
+            "original cluster first: POST /clusters/{0}/upgrade/vips".format(seed.id), taken)
     return orig, nodes, mapping
 
 
