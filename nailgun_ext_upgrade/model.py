@@ -44,13 +44,10 @@ PATCH_SCHEMA = {
         "type": "object", "required": ["op", "path"],
         "properties": {"op": {"enum": ["add", "remove", "replace", "move", "copy", "test"]},
                        "path": {"type": "string"}, "from": {"type": "string"}},
-        "oneOf": [
-            {"properties": {"op": {"enum": ["add", "replace", "test"]}}, "required": ["value"]},
-            {"properties": {"op": {"enum": ["move", "copy"]}}, "required": ["from"]},
-            {"properties": {"op": {"enum": ["remove"]}}},
-        ],
     },
 }
+#: the member each operation needs besides op and path (RFC 6902, section 4)
+OPERATION_ARGUMENT = {"add": "value", "replace": "value", "test": "value", "move": "from", "copy": "from"}
 
 _IPV4 = {"type": "string", "format": "ipv4"}
 _RANGE = {"type": "array", "items": _IPV4, "minItems": 2, "maxItems": 2}
@@ -240,6 +237,11 @@ def _editable_with(cluster, values):
 def apply_patch(cluster, operations):
     """Check the whole patch, then write what it changed; returns the new model."""
     validate_schema(operations, PATCH_SCHEMA)
+    for operation in operations:
+        argument = OPERATION_ARGUMENT.get(operation["op"])
+        if argument and argument not in operation:
+            raise errors.InvalidData("Operation '{0}' on '{1}' needs a '{2}' member".format(
+                operation["op"], operation["path"], argument))
     check_policy(cluster, operations)
     before = build(cluster)
     after = patched(before, operations)
