@@ -58,6 +58,9 @@ def test_models_match_the_migrations(empty_db_url):
             differences = compare_metadata(context, Base.metadata)
     finally:
         engine.dispose()
+    # each extension's version table is alembic's, not a model's
+    differences = [d for d in differences
+                   if not (d[0] == "remove_table" and d[1].name.endswith("_alembic_version"))]
     assert differences == []
 
 
