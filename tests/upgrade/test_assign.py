@@ -219,14 +219,13 @@ def test_assign_while_seed_has_a_running_task_is_409(upgrade_env, seed):
 
 
 def test_assign_to_an_address_a_seed_vip_holds_is_409(upgrade_env, seed, env):
-    first, second = upgrade_env.controllers
-    upgrade_env.assign(seed["id"], {"nodes_ids": [first["id"]], "reprovision": False}, status=200)
-    env.app.get("/api/v1/clusters/{0}/network_configuration/ips/vips/".format(seed["id"]))  # seed allocates VIPs
-    response = upgrade_env.assign(seed["id"], {"nodes_ids": [second["id"]], "reprovision": False}, status=409)
+    first, second = upgrade_env.controllers  # the orig gave first the lowest addresses
+    upgrade_env.assign(seed["id"], {"nodes_ids": [second["id"]]})  # provisioning allocates the seed's VIPs
+    response = upgrade_env.assign(seed["id"], {"nodes_ids": [first["id"]], "reprovision": False}, status=409)
     assert error(response) == (
         "Some addresses of the nodes are already used in seed cluster {0}; copy the VIPs of the original "
         "cluster first: POST /clusters/{0}/upgrade/vips".format(seed["id"]))
-    assert any("of node {0} is held in seed network".format(second["id"]) in e and "VIP 'management'" in e
+    assert any("of node {0} is held in seed network".format(first["id"]) in e and "VIP 'management'" in e
                for e in response["errors"])
 
 
@@ -248,14 +247,13 @@ def test_assign_with_malformed_body_is_400(upgrade_env, seed, body, message):
 
 def test_failed_assigns_leave_the_database_unchanged(upgrade_env, seed, env, db_dump):
     first, second = upgrade_env.controllers
-    upgrade_env.assign(seed["id"], {"nodes_ids": [first["id"]], "reprovision": False}, status=200)
-    env.app.get("/api/v1/clusters/{0}/network_configuration/ips/vips/".format(seed["id"]))
+    upgrade_env.assign(seed["id"], {"nodes_ids": [second["id"]]})
     stranger = env.create_node(status="ready")
     before = db_dump()
-    ok, compute = second["id"], upgrade_env.compute["id"]
+    ok, compute = first["id"], upgrade_env.compute["id"]
     upgrade_env.assign(seed["id"], {"nodes_ids": [compute, 4242]}, status=404)
     upgrade_env.assign(seed["id"], {"nodes_ids": [compute, stranger["id"]]}, status=405)
-    upgrade_env.assign(seed["id"], {"nodes_ids": [compute, first["id"]]}, status=400)
+    upgrade_env.assign(seed["id"], {"nodes_ids": [compute, second["id"]]}, status=400)
     upgrade_env.assign(seed["id"], {"nodes_ids": [compute, ok], "roles": ["compute"]}, status=400)
     upgrade_env.assign(seed["id"], {"nodes_ids": [compute, ok], "reprovision": False}, status=409)
     assert db_dump() == before

@@ -90,6 +90,7 @@ def test_octane_upgrade_sequence(binary, live_server, env, session, deployed_ori
     assert (relation.orig_cluster_id, relation.seed_cluster_id) == (orig["id"], seed_id)
     orig_row, seed_row = session.get(Cluster, orig["id"]), session.get(Cluster, seed_id)
     assert seed_row.generated_attributes["mysql"] == orig_row.generated_attributes["mysql"]
+    session.rollback()  # SQLite: a test transaction left open would hold the write lock the server needs
 
     model = cli.json("env", "model", "show", seed_id)
     assert model["release"]["id"] == release_id and model["attributes"]["generated"]["mysql"]["root_password"] == "********"

@@ -23,7 +23,8 @@ def test_copy_vips_gives_the_seed_the_orig_addresses(upgrade_env, seed):
     app = upgrade_env.app
     orig_vips = _vips(app, upgrade_env.orig["id"])
     assert {name for name, _, _ in orig_vips} == {"public", "vrouter_pub", "management", "vrouter"}
-    upgrade_env.assign(seed["id"], {"nodes_ids": [upgrade_env.controllers[0]["id"]]})  # seed allocates its own
+    # provisioning the second controller makes the seed allocate VIPs of its own, at the lowest free addresses
+    upgrade_env.assign(seed["id"], {"nodes_ids": [upgrade_env.controllers[1]["id"]]})
     assert _vips(app, seed["id"]) != orig_vips
     copied = app.post(VIPS.format(seed["id"])).json
     assert {(v["vip_name"], v["ip_addr"], v["vip_namespace"]) for v in copied} == orig_vips
