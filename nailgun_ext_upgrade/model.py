@@ -182,13 +182,21 @@ def check_policy(cluster, operations):
 
 # -- the patched document ----------------------------------------------------------------------
 
+def _value_schema(field):
+    """The schema of one editable value: its type's, or one of the choices of a radio or select."""
+    choices = [choice.get("data") for choice in field.get("values") or [] if isinstance(choice, dict)]
+    if field.get("type") in ("radio", "select") and choices:
+        return {"enum": choices}
+    return ATTRIBUTE_TYPES.get(field.get("type"), {})
+
+
 def schema_for(cluster):
     """What a patched model must look like: attribute types from the cluster's own metadata."""
     editable = {}
     for name, fields in cluster.editable_attributes.items():
         if not isinstance(fields, dict):
             continue
-        properties = {key: ATTRIBUTE_TYPES.get(field.get("type"), {})
+        properties = {key: _value_schema(field)
                       for key, field in fields.items() if key != "metadata" and isinstance(field, dict)}
         editable[name] = {"type": "object", "properties": properties, "required": sorted(properties),
                           "additionalProperties": False}

@@ -12,24 +12,25 @@ from nailgun_host.settings import settings
 from nailgun_ext_upgrade import upgrade
 from nailgun_ext_upgrade.objects import relations
 
+#: ids are PostgreSQL integers: a larger number is a client error, not a database one
+_ID = {"type": "integer", "minimum": 1, "maximum": 2 ** 31 - 1}
 CLONE_SCHEMA = {
     "$schema": "http://json-schema.org/draft-04/schema#",
     "title": "Cluster Clone Parameters",
     "type": "object",
     "properties": {
         "name": {"type": "string", "minLength": 1, "maxLength": 50},
-        "release_id": {"type": "integer"},
+        "release_id": _ID,
     },
     "required": ["name", "release_id"],
 }
-_NODE_ID = {"type": "integer", "minimum": 1}
 ASSIGN_SCHEMA = {
     "$schema": "http://json-schema.org/draft-04/schema#",
     "title": "Node Reassignment Parameters",
     "type": "object",
     "properties": {
-        "nodes_ids": {"type": "array", "items": _NODE_ID, "uniqueItems": True, "minItems": 1},
-        "node_id": _NODE_ID,
+        "nodes_ids": {"type": "array", "items": _ID, "uniqueItems": True, "minItems": 1},
+        "node_id": _ID,
         "reprovision": {"type": "boolean"},
         "roles": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
     },

@@ -238,6 +238,7 @@ def test_assign_to_an_address_a_seed_vip_holds_is_409(upgrade_env, seed, env):
     ('{"nodes_ids": [1], "roles": ["a", "a"]}', "has non-unique elements"),
     ('{"nodes_ids": [1], "reprovision": "yes"}', "'yes' is not of type 'boolean'"),
     ('{"nodes_ids": ["x"]}', "'x' is not of type 'integer'"),
+    ('{"nodes_ids": [99999999999]}', "is greater than the maximum of 2147483647"),
 ])
 def test_assign_with_malformed_body_is_400(upgrade_env, seed, body, message):
     response = upgrade_env.app.post(ASSIGN.format(seed["id"]), body, headers={"Content-Type": "application/json"},

@@ -203,6 +203,7 @@ def test_clone_changing_network_role_mapping_is_400(upgrade_env, env):
     ('{"name": "seed", "release_id": "two"}', "'two' is not of type 'integer' (at 'release_id')"),
     ('{"name": "", "release_id": 2}', "(at 'name')"),
     ('[1]', "[1] is not of type 'object'"),
+    ('{"name": "seed", "release_id": 99999999999}', "99999999999 is greater than the maximum of 2147483647"),
 ])
 def test_clone_with_malformed_body_is_400(upgrade_env, body, message):
     response = upgrade_env.app.post(CLONE.format(upgrade_env.orig["id"]), body,

@@ -126,6 +126,8 @@ def test_network_changes_are_403_once_deployed(upgrade_env):
     ({"op": "replace", "path": "/name", "value": ""}, "(at 'name')"),
     ({"op": "replace", "path": "/attributes/editable/common/debug", "value": "yes"}, "'yes' is not of type 'boolean'"),
     ({"op": "add", "path": "/attributes/editable/external_dns/dns_list/-", "value": 8}, "8 is not of type 'string'"),
+    ({"op": "replace", "path": "/attributes/editable/common/libvirt_type", "value": "xen"},
+     "'xen' is not one of ['kvm', 'qemu']"),
     ({"op": "replace", "path": "/networking_parameters/vlan_range", "value": [1, 5000]}, "5000 is greater than"),
     ({"op": "replace", "path": "/node_groups/default/networks/public/cidr", "value": "not-a-cidr"},
      "(at 'node_groups/default/networks/public/cidr')"),
