@@ -1,7 +1,7 @@
 """POST /clusters/<seed>/upgrade/assign: nodes move keeping ids and addresses; every error."""
 import pytest
 
-from nailgun_host.db.models import NodeInterface, Task
+from nailgun_host.db.models import Task
 from tests.upgrade.conftest import ASSIGN, error
 
 
