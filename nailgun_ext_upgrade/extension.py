@@ -21,10 +21,10 @@ class UpgradePipeline(BasePipeline):
             return
         orig, seed = db.get(Cluster, relation.orig_cluster_id), db.get(Cluster, relation.seed_cluster_id)
         cluster_data["upgrade"] = {"relation_info": {
-            "orig_cluster_id": relation.orig_cluster_id,
-            "seed_cluster_id": relation.seed_cluster_id,
-            "orig_cluster_version": release_obj.environment_version(orig.release) if orig else None,
-            "seed_cluster_version": release_obj.environment_version(seed.release) if seed else None,
+            "orig_cluster_id": orig.id,
+            "seed_cluster_id": seed.id,
+            "orig_cluster_version": release_obj.environment_version(orig.release),
+            "seed_cluster_version": release_obj.environment_version(seed.release),
         }}
 
 

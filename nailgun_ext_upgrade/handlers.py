@@ -4,13 +4,13 @@ from oslo_serialization import jsonutils
 
 from nailgun_host import errors
 from nailgun_host.api.base import BaseHandler, parse_json, request_body, set_status
+from nailgun_host.db import db
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import network
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects import task as task_obj
-from nailgun_host.db import db
 from nailgun_ext_upgrade import model, upgrade, validators
 
 SUB_RESOURCES = ("clone", "assign", "vips", "clone_release/<release_id>")
@@ -72,7 +72,7 @@ class CreateUpgradeReleaseHandler(BaseHandler):
         """A copy of a release keeping the orig's network role mappings; 200 with the release."""
         base = self.get_object_or_404(Release, release_id, "Release not found")
         orig = get_cluster(cluster_id)
-        validators.check_release_name_free(upgrade.upgrade_release_name(orig, base), base.version)
+        validators.check_upgrade_release_name(upgrade.upgrade_release_name(orig, base), base.version)
         return release_obj.to_dict(upgrade.clone_release(orig, base))
 
 

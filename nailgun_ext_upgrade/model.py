@@ -158,13 +158,13 @@ def allowed_operations(path, deployed):
 
 def _check_allowed(op, path, deployed, cluster):
     allowed = allowed_operations(path, deployed)
-    if op not in allowed:
-        message = "Operation '{0}' is not allowed on '{1}'; allowed operations: {2}".format(
-            op, path, ", ".join(allowed) or "none")
-        if deployed and not allowed and any(_matches(p, jsonpointer.JsonPointer(path).parts)
-                                            for p, _, before in POLICY if before):
-            message += " (environment {0} is deployed: status '{1}')".format(cluster.id, cluster.status)
-        raise errors.NotAllowed(message, [{"op": op, "path": path, "allowed": list(allowed)}])
+    if op in allowed:
+        return
+    message = "Operation '{0}' is not allowed on '{1}'; allowed operations: {2}".format(
+        op, path, ", ".join(allowed) or "none")
+    if deployed and allowed_operations(path, False):
+        message += " (environment {0} is deployed: status '{1}')".format(cluster.id, cluster.status)
+    raise errors.NotAllowed(message, [{"op": op, "path": path, "allowed": list(allowed)}])
 
 
 def check_policy(cluster, operations):

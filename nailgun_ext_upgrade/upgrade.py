@@ -39,7 +39,8 @@ def upgraded_attributes(orig, seed_release):
 def _copied_fields(orig_editable, seed_editable):
     """(section, key, orig field, seed field) of every editable value the seed takes over."""
     for section, fields in seed_editable.items():
-        if section in SKIPPED_SECTIONS or not isinstance(orig_editable.get(section), dict):
+        if section in SKIPPED_SECTIONS or not isinstance(fields, dict) or \
+                not isinstance(orig_editable.get(section), dict):
             continue
         for key, field in fields.items():
             orig_field = orig_editable[section].get(key)
@@ -193,7 +194,8 @@ def copy_vips(orig, seed):
             db.delete(row)  # so that orig addresses may swap between VIP names
     db.flush()
     network.assign_given_vips(seed, vips)
-    return network.assign_vips(seed) or network.get_vips(seed)
+    network.assign_vips(seed)  # any other VIP the seed's release asks for
+    return network.get_vips(seed)
 
 
 # -- releases --------------------------------------------------------------------------------

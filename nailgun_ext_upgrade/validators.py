@@ -175,7 +175,7 @@ def validate_assign(seed, data):
 
 # -- VIPs and releases -----------------------------------------------------------------------
 
-def check_release_name_free(name, version):
+def check_upgrade_release_name(name, version):
     if len(name) > 100:
         raise errors.InvalidData("The name of the upgrade release '{0}' is longer than 100 characters".format(name))
     if db.query(Release.id).filter_by(name=name, version=version).first():

@@ -4,17 +4,17 @@ from nailgun_ext_upgrade import transformations
 
 def enable_ibp(data):
     """6.1 made image-based provisioning the only way to provision."""
-    provision = data["editable"].get("provision", {}).get("method")
-    if provision is not None:
-        provision["value"] = "image"
+    method = data["editable"].get("provision", {}).get("method")
+    if isinstance(method, dict):
+        method["value"] = "image"
     return data
 
 
 def _text_to_list(field):
-    if field is not None and field.get("type") == "text":
+    """A comma-separated text field as a list; anything else is left for the clone's type check."""
+    if isinstance(field, dict) and field.get("type") == "text" and isinstance(field.get("value", ""), str):
         field["type"] = "text_list"
-        value = field.get("value") or ""
-        field["value"] = [item.strip() for item in value.split(",") if item.strip()]
+        field["value"] = [item.strip() for item in field.get("value", "").split(",") if item.strip()]
 
 
 def transform_dns_list(data):

@@ -163,6 +163,18 @@ def test_clone_with_attributes_no_transformation_converts_is_409(env):
     assert response.json["errors"] == ["common.debug: 'text' in the environment, 'checkbox' in the new release"]
 
 
+def test_clone_of_attributes_a_transformation_cannot_read_is_409(env):
+    old = env.create_release(name="Kilo", version="2015.1.0-7.0", attributes_metadata={"editable": {
+        "external_dns": {"dns_list": {"value": "8.8.8.8", "type": "text"}}}})
+    new = env.create_release(version="mitaka-9.0")
+    orig = env.create_cluster(release_id=old["id"], name="orig")
+    env.app.patch_json("/api/v1/clusters/{0}/attributes/".format(orig["id"]), {"editable": {
+        "external_dns": {"dns_list": {"value": {"not": "text"}}}}})
+    response = env.app.post_json(CLONE.format(orig["id"]), {"name": "seed", "release_id": new["id"]}, status=409)
+    assert response.json["errors"] == [
+        "external_dns.dns_list: 'text' in the environment, 'text_list' in the new release"]
+
+
 @pytest.mark.parametrize("state", ["unavailable", "manageonly"])
 def test_clone_to_undeployable_release_is_400(upgrade_env, env, state):
     release = env.create_release(name="Deprecated", version="mitaka-9.0", state=state)

@@ -91,6 +91,14 @@ def test_dns_list_already_a_list_is_kept():
         "editable": {"external_dns": {"dns_list": field}}}
 
 
+def test_text_list_of_unexpected_shape_is_left_alone():
+    data = {"editable": {"external_dns": {"dns_list": {"type": "text", "value": ["a"]}},
+                         "external_ntp": {"ntp_list": "pool.ntp.org"}}}
+    assert cluster.transform_ntp_list(cluster.transform_dns_list(data)) == {
+        "editable": {"external_dns": {"dns_list": {"type": "text", "value": ["a"]}},
+                     "external_ntp": {"ntp_list": "pool.ntp.org"}}}
+
+
 def test_image_provisioning_enabled_for_six_one():
     data = {"editable": {"provision": {"method": {"value": "cobbler"}}}, "generated": {}}
     assert cluster.Manager().apply("6.0", "6.1", data)["editable"]["provision"]["method"]["value"] == "image"
