@@ -4,7 +4,8 @@ path and changed by RFC 6902 patches under a per-path policy (spec 000, for Fuel
 An operator reviews the Upgrade Seed this way and adjusts it before nodes move. The
 policy says which operations each path takes: the name and editable attribute values
 always, networking parameters and network addresses only before the environment is
-deployed, ids, the release, node data and generated secrets never. A patch is checked
+deployed (left ``new``, or holds a node past discovery), ids, the release, node data and
+generated secrets never. A patch is checked
 whole (policy, then the resulting document against the model's schema, then the
 network rules of the host) before anything is written.
 """
@@ -163,13 +164,18 @@ def _check_allowed(op, path, deployed, cluster):
     message = "Operation '{0}' is not allowed on '{1}'; allowed operations: {2}".format(
         op, path, ", ".join(allowed) or "none")
     if deployed and allowed_operations(path, False):
-        message += " (environment {0} is deployed: status '{1}')".format(cluster.id, cluster.status)
+        message += " (environment {0} is deployed)".format(cluster.id)
     raise errors.NotAllowed(message, [{"op": op, "path": path, "allowed": list(allowed)}])
+
+
+def is_deployed(cluster):
+    """Deployed once it left ``new`` or holds a node past discovery (a node moved in keeps its OS)."""
+    return cluster.status != "new" or any(node.status != "discover" for node in cluster_obj.nodes_query(cluster.id))
 
 
 def check_policy(cluster, operations):
     """403 for the first operation the policy forbids; ``test`` only reads and is always allowed."""
-    deployed = cluster.status != "new"
+    deployed = is_deployed(cluster)
     for operation in operations:
         op = operation["op"]
         if op in ("add", "replace", "remove"):
@@ -218,7 +224,9 @@ def patched(model, operations):
     try:
         return jsonpatch.JsonPatch(operations).apply(model)
     except jsonpatch.JsonPatchTestFailed as exc:
-        raise errors.Conflict("A test operation of the patch failed: {0}".format(exc))
+        text = str(exc)  # may quote the whole document: keep the start
+        raise errors.Conflict("A test operation of the patch failed: {0}".format(
+            text if len(text) <= 200 else text[:200] + "…"))
     except (jsonpatch.JsonPatchConflict, jsonpointer.JsonPointerException) as exc:
         raise errors.ObjectNotFound("The patch refers to a part of the model that does not exist: {0}".format(exc))
     except jsonpatch.JsonPatchException as exc:

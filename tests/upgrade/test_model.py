@@ -118,8 +118,23 @@ def test_network_changes_are_403_once_deployed(upgrade_env):
         response = patch(upgrade_env.app, orig_id, [{"op": "replace", "path": path, "value": value}], status=403)
         assert error(response) == (
             "Operation 'replace' is not allowed on '{0}'; allowed operations: none (environment {1} is "
-            "deployed: status 'operational')".format(path, orig_id))
+            "deployed)".format(path, orig_id))
     assert patch(upgrade_env.app, orig_id, [{"op": "replace", "path": "/name", "value": "renamed"}])["name"] == "renamed"
+
+
+def test_network_changes_are_403_once_a_node_moved_in_without_reinstallation(upgrade_env, seed):
+    upgrade_env.assign(seed["id"], {"nodes_ids": [upgrade_env.compute["id"]], "reprovision": False}, status=200)
+    assert upgrade_env.app.get(MODEL.format(seed["id"]) + "status").json == "new"
+    response = patch(upgrade_env.app, seed["id"], [
+        {"op": "replace", "path": "/node_groups/default/networks/management/cidr", "value": "10.9.0.0/24"}],
+        status=403)
+    assert error(response).endswith("allowed operations: none (environment {0} is deployed)".format(seed["id"]))
+
+
+def test_failed_test_of_absent_member_keeps_the_message_short(upgrade_env, seed):
+    response = patch(upgrade_env.app, seed["id"], [{"op": "test", "path": "/nope", "value": 1}], status=409)
+    assert error(response).startswith("A test operation of the patch failed: member 'nope' not found in")
+    assert len(error(response)) <= len("A test operation of the patch failed: ") + 201
 
 
 @pytest.mark.parametrize("operation, message", [
