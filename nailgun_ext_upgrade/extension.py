@@ -1,7 +1,54 @@
-from nailgun_host.extensions import BaseExtension
+"""The cluster_upgrade extension: clone an environment into an Upgrade Seed and move nodes into it."""
+import os
+
+from nailgun_host.db import db
+from nailgun_host.db.models import Cluster
+from nailgun_host.extensions import BaseExtension, BasePipeline
+from nailgun_host.objects import release as release_obj
+from nailgun_ext_upgrade import handlers
+from nailgun_ext_upgrade.objects import relations
+
+ID = r"(\d+)"
+
+
+class UpgradePipeline(BasePipeline):
+    """Tells the seed's deployment which environment it replaces (skipped once the relation is gone)."""
+
+    @classmethod
+    def process_deployment_for_cluster(cls, cluster, cluster_data):
+        relation = relations.get_cluster_relation(cluster.id)
+        if relation is None:
+            return
+        orig, seed = db.get(Cluster, relation.orig_cluster_id), db.get(Cluster, relation.seed_cluster_id)
+        cluster_data["upgrade"] = {"relation_info": {
+            "orig_cluster_id": orig.id,
+            "seed_cluster_id": seed.id,
+            "orig_cluster_version": release_obj.environment_version(orig.release),
+            "seed_cluster_version": release_obj.environment_version(seed.release),
+        }}
 
 
 class ClusterUpgradeExtension(BaseExtension):
     name = "cluster_upgrade"
     version = "1.0.0"
     description = "Clone an environment into an Upgrade Seed on a newer release and move nodes into it"
+
+    urls = [
+        {"uri": rf"/clusters/{ID}/upgrade/?", "handler": handlers.ClusterUpgradeHandler},
+        {"uri": rf"/clusters/{ID}/upgrade/clone/?", "handler": handlers.ClusterUpgradeCloneHandler},
+        {"uri": rf"/clusters/{ID}/upgrade/assign/?", "handler": handlers.NodeReassignHandler},
+        {"uri": rf"/clusters/{ID}/upgrade/vips/?", "handler": handlers.CopyVIPsHandler},
+        {"uri": rf"/clusters/{ID}/upgrade/clone_release/{ID}/?",
+         "handler": handlers.CreateUpgradeReleaseHandler},
+        {"uri": rf"/clusters/{ID}/model/?", "handler": handlers.ClusterModelHandler},
+        {"uri": rf"/clusters/{ID}/model/(.+)", "handler": handlers.ClusterModelHandler},
+    ]
+    data_pipelines = [UpgradePipeline]
+
+    @classmethod
+    def alembic_migrations_path(cls):
+        return os.path.join(os.path.dirname(__file__), "migrations")
+
+    @classmethod
+    def on_cluster_delete(cls, cluster):
+        relations.delete_relation(cluster.id)

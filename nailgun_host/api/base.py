@@ -15,6 +15,7 @@ from nailgun_host.db import db
 from nailgun_host.settings import settings
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+MAX_ID = 2 ** 31 - 1  # ids are 32-bit integers; a larger one names nothing
 
 STATUS_TEXT = {
     200: "200 OK", 201: "201 Created", 202: "202 Accepted", 204: "204 No Content",
@@ -117,7 +118,8 @@ class BaseHandler:
 
     @staticmethod
     def get_object_or_404(model, obj_id, message=None, lock=False):
-        obj = db.get(model, int(obj_id), with_for_update=True if lock else None)
+        obj_id = int(obj_id)
+        obj = db.get(model, obj_id, with_for_update=True if lock else None) if 0 < obj_id <= MAX_ID else None
         if obj is None:
             raise errors.ObjectNotFound(message or "{0} not found".format(model.__name__))
         return obj

@@ -274,14 +274,14 @@ def assign_given_vips(cluster, vips_by_network):
             address = vip["ip_addr"]
             allocator.claim(network, address)
             row = current.get((network_id, vip_name))
-            if row is None:
-                row = IPAddr(network=network_id, vip_name=vip_name)
-                db.add(row)
             taken = db.query(IPAddr).filter(IPAddr.network == network_id, IPAddr.ip_addr == address,
-                                            IPAddr.id != (row.id or 0)).first()
+                                            IPAddr.id != (row.id if row is not None else 0)).first()
             if taken is not None:
                 raise errors.CannotAssignIP(
                     "The address '{0}' of network '{1}' is already in use".format(address, network.name))
+            if row is None:
+                row = IPAddr(network=network_id, vip_name=vip_name, ip_addr=address)
+                db.add(row)
             row.ip_addr = address
             row.vip_namespace = vip.get("vip_namespace")
             row.is_user_defined = bool(vip.get("is_user_defined", False))

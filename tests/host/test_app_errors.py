@@ -42,6 +42,11 @@ def test_missing_object_gets_404(app):
     assert_json_error(app.get("/api/v1/nodes/42/", status=404), 404, "Node with id 42 was not found.")
 
 
+def test_ids_beyond_the_integer_range_are_not_found(app):
+    assert_json_error(app.get("/api/v1/clusters/{0}/".format(2 ** 31), status=404), 404, "Cluster not found")
+    assert_json_error(app.get("/api/v1/nodes/99999999999999999999/", status=404), 404)
+
+
 def test_method_not_allowed_lists_allowed_methods_patch_included(app):
     response = app.delete("/api/v1/version/", status=405)
     assert_json_error(response, 405)

@@ -54,14 +54,13 @@ def test_models_match_the_migrations(empty_db_url):
     engine = make_engine(empty_db_url)
     try:
         with engine.connect() as connection:
-            # every extension's version table is alembic's, not a model's
-            context = MigrationContext.configure(connection, opts={
-                "compare_type": False,
-                "include_name": lambda name, kind, _parent: not (
-                    kind == "table" and name.endswith("alembic_version"))})
+            context = MigrationContext.configure(connection, opts={"compare_type": False})
             differences = compare_metadata(context, Base.metadata)
     finally:
         engine.dispose()
+    # each extension's version table is alembic's, not a model's
+    differences = [d for d in differences
+                   if not (d[0] == "remove_table" and d[1].name.endswith("_alembic_version"))]
     assert differences == []
 
 

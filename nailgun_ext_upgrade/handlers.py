@@ -1,0 +1,97 @@
+"""The upgrade resources under /clusters/<id>/upgrade, and the environment model."""
+import web
+from oslo_serialization import jsonutils
+
+from nailgun_host import errors
+from nailgun_host.api.base import BaseHandler, parse_json, request_body, set_status
+from nailgun_host.db import db
+from nailgun_host.db.models import Cluster, Release
+from nailgun_host.objects import cluster as cluster_obj
+from nailgun_host.objects import network
+from nailgun_host.objects import node as node_obj
+from nailgun_host.objects import release as release_obj
+from nailgun_host.objects import task as task_obj
+from nailgun_ext_upgrade import model, upgrade, validators
+
+SUB_RESOURCES = ("clone", "assign", "vips", "clone_release/<release_id>")
+
+
+def get_cluster(cluster_id):
+    return BaseHandler.get_object_or_404(Cluster, cluster_id, "Cluster not found")
+
+
+class ClusterUpgradeHandler(BaseHandler):
+    """The root of the upgrade resources: no single-click upgrade yet, so nothing to do here."""
+
+    def _not_implemented(self, cluster_id):
+        cluster = get_cluster(cluster_id)
+        raise errors.ObjectNotFound(
+            "No method is implemented for the upgrade of environment {0} as a whole; use its "
+            "sub-resources: {1}".format(cluster.id, ", ".join(SUB_RESOURCES)),
+            ["/clusters/{0}/upgrade/{1}".format(cluster.id, name) for name in SUB_RESOURCES])
+
+    GET = POST = PUT = PATCH = DELETE = _not_implemented
+
+
+class ClusterUpgradeCloneHandler(BaseHandler):
+    def POST(self, cluster_id):
+        """The orig's Upgrade Seed on a newer release; 200 with the seed (no secrets)."""
+        orig = get_cluster(cluster_id)
+        data = self.json_body(validators.CLONE_SCHEMA)
+        new_release, attributes = validators.validate_clone(orig, data)
+        seed = upgrade.clone_cluster(orig, data["name"], new_release, attributes)
+        return cluster_obj.to_dict(seed)
+
+
+class NodeReassignHandler(BaseHandler):
+    def POST(self, cluster_id):
+        """Orig nodes into the seed: 202 with the provisioning task, or 200 with the nodes."""
+        seed = get_cluster(cluster_id)
+        data = self.json_body(validators.ASSIGN_SCHEMA)
+        orig, nodes, mapping = validators.validate_assign(seed, data)
+        reprovision = data.get("reprovision", True)
+        upgrade.move_nodes(nodes, orig, seed, mapping, data.get("roles"), reprovision)
+        if not reprovision:
+            return [node_obj.to_dict(node) for node in nodes]
+        task = task_obj.provision(seed, nodes)
+        set_status(200 if task.status in ("ready", "error") else 202)
+        return task_obj.to_dict(task)
+
+
+class CopyVIPsHandler(BaseHandler):
+    def POST(self, cluster_id):
+        """The orig's VIPs copied to the seed; 200 with every VIP of the seed."""
+        seed = get_cluster(cluster_id)
+        relation = validators.seed_relation(seed)
+        orig = db.get(Cluster, relation.orig_cluster_id)
+        return [network.vip_to_dict(vip) for vip in upgrade.copy_vips(orig, seed)]
+
+
+class CreateUpgradeReleaseHandler(BaseHandler):
+    def POST(self, cluster_id, release_id):
+        """A copy of a release keeping the orig's network role mappings; 200 with the release."""
+        base = self.get_object_or_404(Release, release_id, "Release not found")
+        orig = get_cluster(cluster_id)
+        validators.check_upgrade_release_name(upgrade.upgrade_release_name(orig, base), base.version)
+        return release_obj.to_dict(upgrade.clone_release(orig, base))
+
+
+class ClusterModelHandler(BaseHandler):
+    """GET the environment model (or a section by path); PATCH it with a JSON patch."""
+
+    def GET(self, cluster_id, path=None):
+        section = model.section(model.build(get_cluster(cluster_id)), path)
+        web.header("Content-Type", "application/json")
+        return jsonutils.dumps(section)  # a section may be a bare string, which must still be JSON
+
+    def PATCH(self, cluster_id, path=None):
+        cluster = get_cluster(cluster_id)
+        if path and path.strip("/"):
+            raise errors.MethodNotAllowed("A patch applies to the whole model: PATCH /clusters/{0}/model".format(
+                cluster.id), ["GET"])
+        content_type = web.ctx.env.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+        if content_type not in model.MEDIA_TYPES:
+            raise errors.UnsupportedMediaType(
+                "Content-Type '{0}' is not supported; send the patch as {1}".format(
+                    content_type, " or ".join(model.MEDIA_TYPES)))
+        return model.apply_patch(cluster, parse_json(request_body()))

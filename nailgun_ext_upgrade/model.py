@@ -1,0 +1,280 @@
+"""The environment model: an environment as one JSON document, read whole or by RFC 6901
+path and changed by RFC 6902 patches under a per-path policy (spec 000, for Fuel).
+
+An operator reviews the Upgrade Seed this way and adjusts it before nodes move. The
+policy says which operations each path takes: the name and editable attribute values
+always, networking parameters and network addresses only before the environment is
+deployed (left ``new``, or holds a node past discovery), ids, the release, node data and
+generated secrets never. A patch is checked
+whole (policy, then the resulting document against the model's schema, then the
+network rules of the host) before anything is written.
+"""
+import copy
+import fnmatch
+
+import jsonpatch
+import jsonpointer
+
+from nailgun_host import errors
+from nailgun_host.api.base import validate_schema
+from nailgun_host.objects import cluster as cluster_obj
+from nailgun_host.objects import network
+
+MASK = "********"
+MEDIA_TYPES = ("application/json-patch+json", "application/env-model-json-patch")
+EDIT = ("add", "replace", "remove")
+NETWORK_FIELDS = ("cidr", "gateway", "vlan_start", "ip_ranges")
+
+#: (path pattern, allowed operations, only before deployment); "*" is one segment, "**" one or more
+POLICY = (
+    ("/name", ("replace",), False),
+    ("/attributes/editable/*/*", ("replace",), False),
+    ("/attributes/editable/*/*/**", EDIT, False),
+    ("/networking_parameters/*", ("replace",), True),
+    ("/networking_parameters/*/**", EDIT, True),
+    ("/node_groups/*/networks/*/cidr", ("replace",), True),
+    ("/node_groups/*/networks/*/gateway", ("replace",), True),
+    ("/node_groups/*/networks/*/vlan_start", ("replace",), True),
+    ("/node_groups/*/networks/*/ip_ranges", ("replace",), True),
+    ("/node_groups/*/networks/*/ip_ranges/**", EDIT, True),
+)
+
+PATCH_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object", "required": ["op", "path"],
+        "properties": {"op": {"enum": ["add", "remove", "replace", "move", "copy", "test"]},
+                       "path": {"type": "string"}, "from": {"type": "string"}},
+    },
+}
+#: the member each operation needs besides op and path (RFC 6902, section 4)
+OPERATION_ARGUMENT = {"add": "value", "replace": "value", "test": "value", "move": "from", "copy": "from"}
+
+_IPV4 = {"type": "string", "format": "ipv4"}
+_RANGE = {"type": "array", "items": _IPV4, "minItems": 2, "maxItems": 2}
+_VLAN = {"type": "integer", "minimum": 1, "maximum": 4094}
+_CIDR = {"type": "string", "pattern": r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$"}
+NETWORK_SCHEMA = {
+    "type": "object", "required": ["id"] + list(NETWORK_FIELDS),
+    "properties": {"id": {"type": "integer"}, "cidr": {"oneOf": [_CIDR, {"type": "null"}]},
+                   "gateway": {"oneOf": [_IPV4, {"type": "null"}]},
+                   "vlan_start": {"oneOf": [_VLAN, {"type": "null"}]},
+                   "ip_ranges": {"type": "array", "items": _RANGE}},
+    "additionalProperties": False,
+}
+NETWORKING_PARAMETERS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "vlan_range": {"type": "array", "items": _VLAN, "minItems": 2, "maxItems": 2},
+        "gre_id_range": {"type": "array", "items": {"type": "integer", "minimum": 1},
+                         "minItems": 2, "maxItems": 2},
+        "floating_ranges": {"type": "array", "items": _RANGE},
+        "internal_cidr": _CIDR,
+        "internal_gateway": _IPV4,
+        "dns_nameservers": {"type": "array", "items": _IPV4},
+        "base_mac": {"type": "string", "pattern": "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"},
+        "segmentation_type": {"enum": ["vlan", "gre", "tun"]},
+        "net_l23_provider": {"enum": ["ovs", "nsx"]},
+    },
+}
+ATTRIBUTE_TYPES = {
+    "checkbox": {"type": "boolean"},
+    "text": {"type": "string"}, "password": {"type": "string"}, "textarea": {"type": "string"},
+    "hidden": {"type": "string"}, "select": {"type": "string"}, "radio": {"type": "string"},
+    "text_list": {"type": "array", "items": {"type": "string"}},
+    "textarea_list": {"type": "array", "items": {"type": "string"}},
+    "number": {"type": "number"},
+}
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+def mask(tree):
+    """Generated attributes with every value hidden: the keys show what exists, never a secret."""
+    if isinstance(tree, dict):
+        return {key: mask(value) for key, value in tree.items()}
+    if isinstance(tree, list):
+        return [mask(value) for value in tree]
+    return MASK
+
+
+def _network(net):
+    return {"id": net.id, "cidr": net.cidr, "gateway": net.gateway, "vlan_start": net.vlan_start,
+            "ip_ranges": [[r.first, r.last] for r in net.ip_ranges]}
+
+
+def build(cluster):
+    """The model of an environment."""
+    groups = {g.id: g.name for g in cluster.node_groups}
+    networks = {}
+    for net in network.cluster_networks(cluster):
+        networks.setdefault(net.group_id, {})[net.name] = _network(net)
+    release = cluster.release
+    return {
+        "id": cluster.id, "name": cluster.name, "status": cluster.status, "mode": cluster.mode,
+        "net_provider": cluster.net_provider,
+        "release": {"id": release.id, "name": release.name, "version": release.version,
+                    "operating_system": release.operating_system},
+        "attributes": {"editable": cluster_obj.attribute_values(cluster.editable_attributes),
+                       "generated": mask(cluster.generated_attributes)},
+        "networking_parameters": copy.deepcopy(cluster.networking_parameters),
+        "node_groups": {g.name: {"id": g.id, "is_default": g.is_default, "networks": networks.get(g.id, {})}
+                        for g in cluster.node_groups},
+        "nodes": [{"id": n.id, "hostname": n.hostname, "status": n.status, "roles": n.roles,
+                   "pending_roles": n.pending_roles, "node_group": groups.get(n.group_id)}
+                  for n in cluster_obj.nodes_query(cluster.id)],
+    }
+
+
+def section(model, path):
+    """The part of the model at an RFC 6901 path ("" or "/" is all of it); 404 if absent."""
+    pointer = "/" + path.strip("/") if path and path.strip("/") else ""
+    try:
+        return jsonpointer.resolve_pointer(model, pointer)
+    except jsonpointer.JsonPointerException:
+        raise errors.ObjectNotFound("The model of environment {0} has no section '{1}'".format(
+            model["id"], pointer))
+
+
+# -- the policy ------------------------------------------------------------------------------
+
+def _matches(pattern, parts):
+    segments = pattern.strip("/").split("/")
+    if segments[-1] == "**":
+        return len(parts) > len(segments) - 1 and _matches("/".join(segments[:-1]), parts[:len(segments) - 1])
+    return len(parts) == len(segments) and all(fnmatch.fnmatchcase(p, s) for p, s in zip(parts, segments))
+
+
+def allowed_operations(path, deployed):
+    """The operations the policy allows on an RFC 6901 path of a (deployed or not) environment."""
+    try:
+        parts = jsonpointer.JsonPointer(path).parts
+    except jsonpointer.JsonPointerException as exc:
+        raise errors.InvalidData("Invalid path '{0}': {1}".format(path, exc))
+    for pattern, operations, before_deployment in POLICY:
+        if _matches(pattern, parts):
+            return () if before_deployment and deployed else operations
+    return ()
+
+
+def _check_allowed(op, path, deployed, cluster):
+    allowed = allowed_operations(path, deployed)
+    if op in allowed:
+        return
+    message = "Operation '{0}' is not allowed on '{1}'; allowed operations: {2}".format(
+        op, path, ", ".join(allowed) or "none")
+    if deployed and allowed_operations(path, False):
+        message += " (environment {0} is deployed)".format(cluster.id)
+    raise errors.NotAllowed(message, [{"op": op, "path": path, "allowed": list(allowed)}])
+
+
+def is_deployed(cluster):
+    """Deployed once it left ``new`` or holds a node past discovery (a node moved in keeps its OS)."""
+    return cluster.status != "new" or any(node.status != "discover" for node in cluster_obj.nodes_query(cluster.id))
+
+
+def check_policy(cluster, operations):
+    """403 for the first operation the policy forbids; ``test`` only reads and is always allowed."""
+    deployed = is_deployed(cluster)
+    for operation in operations:
+        op = operation["op"]
+        if op in ("add", "replace", "remove"):
+            _check_allowed(op, operation["path"], deployed, cluster)
+        elif op in ("move", "copy"):
+            if op == "move":
+                _check_allowed("remove", operation["from"], deployed, cluster)
+            _check_allowed("add", operation["path"], deployed, cluster)
+
+
+# -- the patched document ----------------------------------------------------------------------
+
+def _value_schema(field):
+    """The schema of one editable value: its type's, or one of the choices of a radio or select."""
+    choices = [choice.get("data") for choice in field.get("values") or [] if isinstance(choice, dict)]
+    if field.get("type") in ("radio", "select") and choices:
+        return {"enum": choices}
+    return ATTRIBUTE_TYPES.get(field.get("type"), {})
+
+
+def schema_for(cluster):
+    """What a patched model must look like: attribute types from the cluster's own metadata."""
+    editable = {}
+    for name, fields in cluster.editable_attributes.items():
+        if not isinstance(fields, dict):
+            continue
+        properties = {key: _value_schema(field)
+                      for key, field in fields.items() if key != "metadata" and isinstance(field, dict)}
+        editable[name] = {"type": "object", "properties": properties, "required": sorted(properties),
+                          "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 50},
+            "attributes": {"type": "object", "properties": {"editable": {
+                "type": "object", "properties": editable, "required": sorted(editable),
+                "additionalProperties": False}}},
+            "networking_parameters": NETWORKING_PARAMETERS_SCHEMA,
+            "node_groups": {"type": "object", "additionalProperties": {"type": "object", "properties": {
+                "networks": {"type": "object", "additionalProperties": NETWORK_SCHEMA}}}},
+        },
+    }
+
+
+def patched(model, operations):
+    try:
+        return jsonpatch.JsonPatch(operations).apply(model)
+    except jsonpatch.JsonPatchTestFailed as exc:
+        text = str(exc)  # may quote the whole document: keep the start
+        raise errors.Conflict("A test operation of the patch failed: {0}".format(
+            text if len(text) <= 200 else text[:200] + "…"))
+    except (jsonpatch.JsonPatchConflict, jsonpointer.JsonPointerException) as exc:
+        raise errors.ObjectNotFound("The patch refers to a part of the model that does not exist: {0}".format(exc))
+    except jsonpatch.JsonPatchException as exc:
+        raise errors.InvalidData("Malformed JSON patch: {0}".format(exc))
+
+
+def _changed_networks(before, after):
+    result = []
+    for group, data in after["node_groups"].items():
+        for name, net in data["networks"].items():
+            if net != before["node_groups"][group]["networks"][name]:
+                result.append({key: net[key] for key in ("id",) + NETWORK_FIELDS})
+    return result
+
+
+def _editable_with(cluster, values):
+    editable = copy.deepcopy(cluster.editable_attributes)
+    for name, fields in values.items():
+        for key, value in fields.items():
+            editable[name][key]["value"] = value
+    return editable
+
+
+def apply_patch(cluster, operations):
+    """Check the whole patch, then write what it changed; returns the new model."""
+    validate_schema(operations, PATCH_SCHEMA)
+    for operation in operations:
+        argument = OPERATION_ARGUMENT.get(operation["op"])
+        if argument and argument not in operation:
+            raise errors.InvalidData("Operation '{0}' on '{1}' needs a '{2}' member".format(
+                operation["op"], operation["path"], argument))
+    check_policy(cluster, operations)
+    before = build(cluster)
+    after = patched(before, operations)
+    validate_schema(after, schema_for(cluster))
+    networks = _changed_networks(before, after)
+    if after["name"] != before["name"]:
+        cluster_obj.check_name_free(after["name"], cluster.id)
+    if networks:
+        network.update_configuration(cluster, {"networks": networks})
+    if after["networking_parameters"] != before["networking_parameters"]:
+        cluster.networking_parameters = after["networking_parameters"]
+    if networks or after["networking_parameters"] != before["networking_parameters"]:
+        change = {"name": "networks", "node_id": None}
+        if change not in cluster.pending_changes:
+            cluster.pending_changes = cluster.pending_changes + [change]
+    if after["attributes"]["editable"] != before["attributes"]["editable"]:
+        cluster_obj.update_editable(cluster, _editable_with(cluster, after["attributes"]["editable"]),
+                                    replace=True)
+    cluster_obj.update(cluster, {"name": after["name"]})
+    return build(cluster)

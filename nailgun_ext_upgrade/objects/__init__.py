@@ -1,0 +1,1 @@
+"""Persistent objects of the extension."""

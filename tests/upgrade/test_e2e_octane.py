@@ -1,0 +1,148 @@
+"""Octane's upgrade sequence through the command line against a real ``nailgun-api`` process.
+
+It runs with this package's ``fuel-ext`` and, when ``FUEL2_BIN`` names a python-fuelclient
+``fuel2`` that has this package installed next to it, with the same command lines through ``fuel2``.
+"""
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+import yaml
+
+from nailgun_host.db.models import Cluster, Node, Task
+from nailgun_ext_upgrade.models import UpgradeRelation
+
+FUEL_EXT = os.path.join(os.path.dirname(sys.executable), "fuel-ext")
+CLIENTS = [
+    pytest.param(FUEL_EXT, id="fuel-ext"),
+    pytest.param(os.environ.get("FUEL2_BIN"), id="fuel2", marks=pytest.mark.skipif(
+        not os.environ.get("FUEL2_BIN"), reason="FUEL2_BIN does not name a python-fuelclient fuel2")),
+]
+
+
+class CLI:
+    def __init__(self, binary, server):
+        self.binary = binary
+        self.environ = dict(os.environ, SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port))
+
+    def run(self, *args, expect_ok=True):
+        result = subprocess.run([self.binary] + [str(a) for a in args], env=self.environ,
+                                capture_output=True, text=True, timeout=60)
+        if expect_ok:
+            assert result.returncode == 0, result.stderr
+        return result
+
+    def json(self, *args):
+        return json.loads(self.run(*(args + ("-f", "json"))).stdout)
+
+
+def orchestrator_reports_provisioned(session, seed_id):
+    """What Astute's provision_resp does: the task is done and its nodes are provisioned."""
+    session.expire_all()
+    task = session.query(Task).filter_by(cluster_id=seed_id, name="provision", status="pending").one()
+    task.status, task.progress = "ready", 100
+    for node in session.query(Node).filter_by(cluster_id=seed_id, status="provisioning"):
+        node.status = "provisioned"
+    session.commit()
+
+
+def addresses(env, node_id):
+    return sorted((d["name"], d["ip"]) for d in env.get_node(node_id)["network_data"])
+
+
+def vips(app, cluster_id):
+    return sorted((v["vip_name"], v["ip_addr"]) for v in
+                  app.get("/api/v1/clusters/{0}/network_configuration/ips/vips/".format(cluster_id)).json)
+
+
+@pytest.fixture
+def deployed_orig(env):
+    """A deployed Liberty environment (VIPs allocated) with two controllers and a compute."""
+    old = env.create_release(name="Liberty on Ubuntu 14.04", version="liberty-8.0")
+    base = env.create_release(name="Mitaka on Ubuntu 14.04", version="mitaka-9.0")
+    orig = env.create_cluster(release_id=old["id"], name="production")
+    controllers = [env.create_node(cluster_id=orig["id"], roles=["controller"], status="ready")["id"]
+                   for _ in range(2)]
+    compute = env.create_node(cluster_id=orig["id"], roles=["compute"], status="ready")["id"]
+    env.app.put_json("/api/v1/clusters/{0}/".format(orig["id"]), {"status": "operational"})
+    vips(env.app, orig["id"])
+    return orig, base, controllers, compute
+
+
+@pytest.mark.parametrize("binary", CLIENTS)
+def test_octane_upgrade_sequence(binary, live_server, env, session, deployed_orig):
+    cli = CLI(binary, live_server)
+    orig, base, controllers, compute = deployed_orig
+    before = {node_id: addresses(env, node_id) for node_id in controllers + [compute]}
+    orig_vips = vips(env.app, orig["id"])
+
+    release_id = int(cli.run("release", "clone", "-f", "value", "-c", "id", orig["id"], base["id"]).stdout)
+    release = env.app.get("/api/v1/releases/{0}/".format(release_id)).json
+    assert release["name"] == "Mitaka on Ubuntu 14.04 Upgrade ({0})".format(orig["release_id"])
+
+    seed = cli.json("env", "clone", orig["id"], uuid.uuid4().hex, release_id)
+    assert (seed["release_id"], seed["fuel_version"], seed["status"]) == (release_id, "9.0", "new")
+    seed_id = seed["id"]
+    relation = session.query(UpgradeRelation).one()
+    assert (relation.orig_cluster_id, relation.seed_cluster_id) == (orig["id"], seed_id)
+    orig_row, seed_row = session.get(Cluster, orig["id"]), session.get(Cluster, seed_id)
+    assert seed_row.generated_attributes["mysql"] == orig_row.generated_attributes["mysql"]
+    session.rollback()  # SQLite: a test transaction left open would hold the write lock the server needs
+
+    model = cli.json("env", "model", "show", seed_id)
+    assert model["release"]["id"] == release_id and model["attributes"]["generated"]["mysql"]["root_password"] == "********"
+    assert cli.run("env", "model", "show", seed_id, "--path", "/node_groups/default/networks/public/cidr",
+                   "-f", "value").stdout.strip() == "172.16.0.0/24"
+
+    for controller in controllers:  # octane upgrade-node: move, wait for provisioning, copy VIPs
+        moved = cli.json("env", "move", "node", seed_id, controller)
+        assert [(n["id"], n["status"], n["pending_roles"]) for n in moved] == [
+            (controller, "provisioning", ["controller"])]
+        orchestrator_reports_provisioned(session, seed_id)
+        copied = cli.json("env", "copy", "vips", seed_id)
+        assert sorted((v["vip_name"], v["ip_addr"]) for v in copied) == orig_vips
+
+    moved = cli.json("env", "move", "node", "--no-provision", "--roles", "compute", seed_id, compute)
+    assert [(n["id"], n["status"], n["roles"], n["cluster"]) for n in moved] == [(compute, "ready", ["compute"], seed_id)]
+
+    nodes = env.app.get("/api/v1/nodes/?cluster_id={0}".format(seed_id)).json
+    assert sorted(n["id"] for n in nodes) == sorted(controllers + [compute])
+    for node_id, expected in before.items():
+        assert addresses(env, node_id) == expected
+    assert vips(env.app, seed_id) == orig_vips
+    assert env.app.get("/api/v1/nodes/?cluster_id={0}".format(orig["id"])).json == []
+
+
+@pytest.mark.parametrize("binary", CLIENTS)
+def test_cli_errors_print_the_server_message(binary, live_server, env, deployed_orig):
+    cli = CLI(binary, live_server)
+    orig, base, controllers, _compute = deployed_orig
+    seed = cli.json("env", "clone", orig["id"], "seed", base["id"])
+    again = cli.run("env", "clone", orig["id"], "other", base["id"], expect_ok=False)
+    assert again.returncode != 0
+    assert "is already involved in the upgrade routine. (405)" in again.stderr
+    wrong = cli.run("env", "move", "node", orig["id"], controllers[0], expect_ok=False)
+    assert wrong.returncode != 0 and "Given cluster is not seed cluster (400)" in wrong.stderr
+    assert cli.run("env", "copy", "vips", 999, expect_ok=False).stderr.strip().endswith("Cluster not found (404)")
+    assert seed["name"] == "seed"
+
+
+@pytest.mark.parametrize("binary", CLIENTS)
+def test_model_edit_from_a_yaml_file(binary, live_server, env, deployed_orig, tmp_path):
+    cli = CLI(binary, live_server)
+    orig, base, _controllers, _compute = deployed_orig
+    seed = cli.json("env", "clone", orig["id"], "seed", base["id"])
+    patch = tmp_path / "patch.yaml"
+    patch.write_text(yaml.safe_dump([
+        {"op": "replace", "path": "/name", "value": "seed-reviewed"},
+        {"op": "replace", "path": "/attributes/editable/common/debug", "value": True}]))
+    result = cli.json("env", "model", "edit", seed["id"], patch)
+    assert result["name"] == "seed-reviewed" and result["attributes"]["editable"]["common"]["debug"] is True
+    forbidden = tmp_path / "forbidden.json"
+    forbidden.write_text(json.dumps([{"op": "replace", "path": "/release/id", "value": 1}]))
+    refused = cli.run("env", "model", "edit", seed["id"], forbidden, expect_ok=False)
+    assert refused.returncode != 0
+    assert "Operation 'replace' is not allowed on '/release/id'; allowed operations: none (403)" in refused.stderr
