@@ -1,8 +1,9 @@
 """What every ConfigDB handler shares: query strings, ETags and authorship.
 
-Every GET answers with a strong ETag, the hash of its canonical JSON, and honours
-``If-None-Match`` (304). Writes honour ``If-Match`` against the ETag of the document
-they change (412 on mismatch), so read-modify-write clients lose no update.
+Every GET answers with a strong ETag, the hash of its canonical JSON (effective
+values hash the versions they merge instead), and honours ``If-None-Match`` (304).
+Writes honour ``If-Match`` against the ETag of the document they change (412 on
+mismatch), so read-modify-write clients lose no update.
 """
 import hashlib
 import json
@@ -12,8 +13,6 @@ import web
 
 from nailgun_host import errors
 from nailgun_host.api.base import BaseHandler, set_status
-
-AUTHOR_HEADER = "X-Config-Author"
 
 
 def canonical(data):

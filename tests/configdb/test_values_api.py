@@ -1,7 +1,7 @@
 """Values and overrides over HTTP: storage, 308s, effective merge, lookup, keys, ETags."""
 import pytest
 
-from nailgun_ext_configdb.models import Document, DocumentVersion
+from nailgun_ext_configdb.models import Document
 from tests.configdb.conftest import API
 
 
