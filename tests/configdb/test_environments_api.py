@@ -1,6 +1,7 @@
 """ConfigDB environments over HTTP."""
 import pytest
 
+from nailgun_ext_configdb.models import Document, DocumentVersion
 from tests.configdb.conftest import API
 
 
@@ -78,7 +79,6 @@ def test_id_cannot_change(cdb):
 
 
 def test_delete_environment_deletes_its_documents(cdb, session):
-    from nailgun_ext_configdb.models import Document, DocumentVersion
     cdb.component("a", ["r"])
     env = cdb.environment(["a"])
     cdb.put(env["id"], "1", {"k": 1})

@@ -1,7 +1,9 @@
 """Versions: every write is kept; history, diff, revert, as-of reads and retention."""
+import jsonpatch
 import pytest
 
 from nailgun_host.settings import settings
+from nailgun_ext_configdb import storage
 from tests.configdb.conftest import API
 
 
@@ -58,7 +60,6 @@ def test_diff_is_an_rfc6902_patch(cdb, demo, rid):
     patch = cdb.app.get(url + "/diff?from=1&to=2").json
     assert sorted(patch, key=lambda op: op["path"]) == [
         {"op": "add", "path": "/b", "value": [1]}, {"op": "replace", "path": "/n/x", "value": 2}]
-    import jsonpatch
     assert jsonpatch.apply_patch({"a": 1, "n": {"x": 1}}, cdb.app.get(url + "/diff?from=1").json) == {"b": [1]}
     assert cdb.app.get(url + "/diff?from=2&to=2").json == []
     cdb.app.get(url + "/diff", status=400)
@@ -95,7 +96,6 @@ def test_retention_prunes_the_oldest_versions(cdb, demo, rid):
 
 
 def test_changed_keys_of_a_large_rewrite_are_cut_short():
-    from nailgun_ext_configdb import storage
     old = {"k{0}".format(i): i for i in range(500)}
     new = {"k{0}".format(i): -i for i in range(1, 500)}
     keys = storage.changed_keys(old, new)
