@@ -237,3 +237,16 @@ def test_effective_etag_follows_exactly_the_merged_documents(cdb, demo, rid):
     assert tag() != second
     assert tag("effective&key=a") != tag()
     cdb.get(1, rid, node, query="effective", headers={"If-None-Match": second}, status=200)
+
+
+def test_fuel_data_source_names_that_look_like_url_parts(cdb):
+    names = ["override", "override/plugins", "override/configuration/node", "values"]
+    comp = cdb.component("fuel", names)
+    env = cdb.environment(["fuel"])
+    ids = {r["name"]: r["id"] for r in comp["resource_definitions"]}
+    for name in names:
+        cdb.app.patch_json(cdb.url(env["id"], name, "nodes/1/", "override") + "/keys/set", [["from", name]])
+        cdb.put(env["id"], ids[name], {"name": name}, levels="nodes/1/")
+    for name in names:
+        assert cdb.get(env["id"], name, "nodes/1/", query="effective").json == {"name": name, "from": name}
+        assert cdb.get(env["id"], name, "nodes/1/", kind="override").json == {"from": name}
