@@ -1,0 +1,48 @@
+# Hiera 5 lookup_key function reading Fuel's deployment facts from ConfigDB (Puppet >= 4.9).
+#
+# hiera.yaml (version 5):
+#   - name: ConfigDB
+#     lookup_key: configdb::lookup_key
+#     uris: [override/node, override/plugins, ...]  # optional: one location per data source, so that
+#                                                   # Puppet's merge strategies apply across them
+#     options:
+#       url: http://10.20.0.2:8000/api/v1/config
+#       environment: "%{facts.fuel_environment}"    # the ConfigDB environment (Nailgun cluster) id
+#       node: "%{facts.fqdn}"                       # default: %{::fqdn}
+#       hierarchy: [override/node, ..., astute]     # without uris; default: Fuel's order
+#       user: admin
+#       password: admin
+#       ca_file: /etc/pki/tls/certs/fuel.crt
+# Each data source is fetched once per catalog compilation (the function context's cache) and
+# revalidated with If-None-Match in the next one. Needs configdb/client.rb on Ruby's load path.
+require 'configdb/client'
+
+Puppet::Functions.create_function(:'configdb::lookup_key') do
+  dispatch :lookup_key do
+    param 'Variant[String, Numeric]', :key
+    param 'Hash', :options
+    param 'Puppet::LookupContext', :context
+  end
+
+  def lookup_key(key, options, context)
+    key = key.to_s
+    return context.not_found if key == 'lookup_options'
+    environment = context.interpolate(options['environment'].to_s)
+    node = context.interpolate((options['node'] || '%{::fqdn}').to_s)
+    sources = options['uri'] ? [options['uri']] : Array(options['hierarchy'] || ConfigDB::FUEL_HIERARCHY)
+    client = context.cache_has_key(:client) ? context.cached_value(:client) : context.cache(:client, ConfigDB::Client.new(options))
+    sources.each do |source|
+      data = values(client, context, environment, node, source)
+      return context.interpolate(data[key]) if data.include?(key)
+    end
+    context.not_found
+  rescue ConfigDB::Error => e
+    raise Puppet::DataBinding::LookupError, e.message
+  end
+
+  def values(client, context, environment, node, source)
+    cache_key = [environment, node, source]
+    return context.cached_value(cache_key) if context.cache_has_key(cache_key)
+    context.cache(cache_key, client.effective(environment, node, source))
+  end
+end
