@@ -1,0 +1,61 @@
+"""Fixtures for the ConfigDB clients: the ``fuel-ext`` (or real ``fuel2``) command against a live server."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HIERA_TREE = FIXTURES / "hiera"
+HIERA_LIB = Path(__file__).parents[2] / "nailgun_ext_configdb" / "hiera" / "lib"
+PUPPET_MODULE = Path(__file__).parents[2] / "nailgun_ext_configdb" / "hiera" / "puppet" / "configdb"
+FUEL_EXT = str(Path(sys.executable).parent / "fuel-ext")
+FUEL_ORDER = ["override/node", "override/plugins", "override/configuration/node",
+              "override/configuration/role", "override/configuration/cluster", "globals", "astute"]
+
+
+def tree_sources(root=HIERA_TREE):
+    """{data source: parsed YAML} of a fixture Hiera tree, the way Python reads it."""
+    return {str(p.relative_to(root))[:-len(".yaml")]: yaml.safe_load(p.read_text()) or {}
+            for p in sorted(root.rglob("*.yaml"))}
+
+
+def hiera_expectation(sources, order=FUEL_ORDER):
+    """What a priority lookup of every key returns: the first data source in order that has it."""
+    expected = {}
+    for source in reversed(order):
+        expected.update(sources.get(source, {}))
+    return expected
+
+
+class Runner:
+    """Runs a fuel2-like command line against the live server, like an operator's shell."""
+
+    def __init__(self, command, server, home):
+        self.command = command
+        self.environ = {k: v for k, v in os.environ.items() if k != "FUELCLIENT_CUSTOM_SETTINGS"}
+        self.environ.update(SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port),
+                            XDG_CONFIG_HOME=str(home), HOME=str(home))
+
+    def __call__(self, *args, stdin=None, ok=True):
+        result = subprocess.run([self.command, *map(str, args)], input=stdin, capture_output=True,
+                                text=True, env=self.environ, timeout=120)
+        if ok:
+            assert result.returncode == 0, (args, result.stdout, result.stderr)
+        return result
+
+
+@pytest.fixture
+def fuel(live_server, tmp_path):
+    """``fuel-ext``, this package's stand-in for ``fuel2``."""
+    return Runner(FUEL_EXT, live_server, tmp_path)
+
+
+@pytest.fixture
+def linked_env(env):
+    """A Nailgun cluster (id 1) with node-1.domain.tld (a controller) and node-2.domain.tld (a compute)."""
+    cluster = env.create(nodes_kwargs=[{"roles": ["controller"]}, {"roles": ["compute"]}])
+    assert [n["fqdn"] for n in env.nodes] == ["node-1.domain.tld", "node-2.domain.tld"]
+    return cluster
