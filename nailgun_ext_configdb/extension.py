@@ -1,7 +1,50 @@
+"""The configdb extension: a versioned store of serialized deployment facts."""
+import os
+
+import sqlalchemy as sa
+
+from nailgun_host.db import db
+from nailgun_host.db.models import Node
 from nailgun_host.extensions import BaseExtension
+from nailgun_ext_configdb import levels, storage
+from nailgun_ext_configdb.models import Environment
+from nailgun_ext_configdb.urls import URLS
+
+
+def _forget_nodes(nodes):
+    """Delete the documents stored for these nodes in their clusters' environments."""
+    by_cluster = {}
+    for node in nodes:
+        if node.cluster_id is not None:
+            by_cluster.setdefault(node.cluster_id, []).append(node.id)
+    for environment_id, node_ids in by_cluster.items():
+        paths = storage.level_paths(environment_id, like="%{0}/%".format(levels.NODES))
+        storage.delete_at(environment_id, [p for node_id in node_ids for p in levels.paths_of_node(paths, node_id)])
 
 
 class ConfigDBExtension(BaseExtension):
     name = "configdb"
     version = "1.0.0"
     description = "Versioned store of serialized deployment facts, with overrides and effective values"
+    urls = URLS
+
+    @classmethod
+    def alembic_migrations_path(cls):
+        return os.path.join(os.path.dirname(__file__), "migrations")
+
+    @classmethod
+    def on_cluster_delete(cls, cluster):
+        db.execute(sa.delete(Environment).where(Environment.id == cluster.id))
+
+    @classmethod
+    def on_node_delete(cls, node):
+        _forget_nodes([node])
+
+    @classmethod
+    def on_node_collection_delete(cls, node_ids):
+        _forget_nodes(db.scalars(sa.select(Node).where(Node.id.in_(node_ids))).all())
+
+    @classmethod
+    def on_remove_node_from_cluster(cls, node):
+        """A node leaving its cluster is wiped and redeployed, so its facts there are stale."""
+        _forget_nodes([node])

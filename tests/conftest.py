@@ -71,7 +71,10 @@ def _empty_tables(engine, tables):
             if connection.execute(sa.text(
                     "SELECT name FROM sqlite_master WHERE name='sqlite_sequence'")).first():
                 connection.execute(sa.text("DELETE FROM sqlite_sequence"))
-            connection.execute(sa.text("PRAGMA foreign_keys=ON"))
+    if engine.dialect.name == "sqlite":
+        # PRAGMA foreign_keys is a no-op inside the transaction above, so the pooled
+        # connection would keep foreign keys (and ON DELETE CASCADE) off: reconnect.
+        engine.dispose()
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,161 @@
+"""Handlers of values and overrides: ``/config/environments/<env>/[<level>/<value>/...]resources/<res>/...``.
+
+A resource is named by id or name. A PUT by name answers 308 with the id-based URL
+(query string kept); everything else answers directly. GETs never write.
+"""
+import urllib.parse
+
+import jsonpatch
+import web
+
+from nailgun_host import errors
+from nailgun_host.api.base import parse_json, request_body, set_status
+from nailgun_ext_configdb import catalog, environments, keys, levels, merge, storage, validators
+from nailgun_ext_configdb.api.common import ConfigHandler, author, check_if_match, int_param, query
+from nailgun_ext_configdb.models import OVERRIDES, VALUES
+
+PATH_SAFE = "/:@!$&'()*+,;="
+
+
+class Target:
+    """The document a URL addresses: environment, resource, level path and kind."""
+
+    def __init__(self, environment_id, level_names, ref, kind, lock=False):
+        self.environment = environments.get(environment_id, lock=lock)
+        self.resource = environments.resource(self.environment, ref)
+        self.pairs = levels.resolve(self.environment, level_names)
+        self.path = levels.join(self.pairs)
+        self.kind = VALUES if kind == VALUES else OVERRIDES
+        self.by_name = str(self.resource.id) != ref
+        self._raw = (environment_id, level_names, ref)
+
+    def document(self):
+        return storage.find(self.environment.id, self.resource.id, self.path, self.kind)
+
+    def redirect_to_id(self):
+        """308 to the same URL with the resource's id instead of its name."""
+        environment_id, level_names, ref = self._raw
+        path = web.ctx.path
+        start = path.index("/environments/")
+        named = "/environments/{0}/{1}resources/".format(environment_id, level_names)
+        rest = path[start + len(named) + len(ref):]
+        location = web.ctx.home + urllib.parse.quote(
+            path[:start] + named + str(self.resource.id) + rest, safe=PATH_SAFE) + web.ctx.query
+        set_status(308)
+        web.header("Location", location)
+        return {"message": "Use the resource id: {0}".format(location), "errors": []}
+
+    def write(self, data, document):
+        if self.kind == VALUES:
+            catalog.validate_values(self.resource, data)
+        return storage.write(self.environment, self.resource.id, self.path, self.kind, data, author(),
+                             document=document)
+
+    def effective(self, version=None):
+        """The merged values and their provenance, now or as of this document's ``version``."""
+        paths = levels.prefixes(self.pairs)
+        documents = storage.chain(self.environment.id, self.resource.id, paths)
+        if version is None:
+            data = {d.id: d.data for d in documents}
+        else:
+            mine = next((d for d in documents if d.level_path == self.path and d.kind == self.kind), None)
+            data = storage.data_as_of(documents, storage.version(mine, version).revision)
+        placed = {(d.level_path, d.kind): data.get(d.id, {}) for d in documents}
+        layers = [((path, kind), placed[path, kind]) for path in paths for kind in (VALUES, OVERRIDES)
+                  if (path, kind) in placed]
+        return merge.effective(layers)
+
+
+def version_to_dict(stored):
+    return {"version": stored.version, "revision": stored.revision,
+            "created_at": stored.created_at.isoformat(), "author": stored.author,
+            "changed_keys": stored.changed_keys}
+
+
+def _describe(origin):
+    path, kind = origin
+    return levels.display(path), kind
+
+
+def json_object():
+    data = parse_json(request_body())
+    if not isinstance(data, dict):
+        raise errors.InvalidData("The body must be a JSON object")
+    return data
+
+
+class ConfigDocumentHandler(ConfigHandler):
+    def GET(self, environment_id, level_names, ref, kind):
+        target = Target(environment_id, level_names, ref, kind)
+        params = query()
+        version = int_param(params, "version")
+        show_lookup = "show_lookup" in params
+        if "effective" in params:
+            merged, lookup = target.effective(version)
+            result = merge.annotate(merged, lookup, _describe) if show_lookup else merged
+        elif show_lookup:
+            raise errors.InvalidData("Lookup path tracing can be done only for effective values")
+        elif version is not None:
+            result = storage.version(target.document(), version).data
+        else:
+            document = target.document()
+            result = document.data if document is not None else {}
+        if params.get("key"):
+            tokens = keys.parse_key(params["key"])
+            result = keys.lookup_annotated(result, tokens) if show_lookup else keys.lookup(result, tokens)
+        return self.respond(result)
+
+    def PUT(self, environment_id, level_names, ref, kind):
+        target = Target(environment_id, level_names, ref, kind, lock=True)
+        if target.by_name:
+            return target.redirect_to_id()
+        data = json_object()
+        document = target.document()
+        check_if_match(document.data if document is not None else {})
+        target.write(data, document)
+        self.no_content()
+
+
+class ConfigDocumentKeysHandler(ConfigHandler):
+    def PATCH(self, environment_id, level_names, ref, kind, operation):
+        target = Target(environment_id, level_names, ref, kind, lock=True)
+        paths = self.json_body(validators.KEY_PATHS)
+        document = target.document()
+        current = document.data if document is not None else {}
+        check_if_match(current)
+        target.write(keys.apply_operation(current, operation, paths), document)
+        self.no_content()
+
+    PUT = PATCH
+
+
+class ConfigDocumentHistoryHandler(ConfigHandler):
+    def GET(self, environment_id, level_names, ref, kind):
+        target = Target(environment_id, level_names, ref, kind)
+        return self.respond([version_to_dict(v) for v in storage.history(target.document())])
+
+
+class ConfigDocumentDiffHandler(ConfigHandler):
+    def GET(self, environment_id, level_names, ref, kind):
+        target = Target(environment_id, level_names, ref, kind)
+        params = query()
+        document = target.document()
+        old = storage.version(document, int_param(params, "from", required=True)).data
+        to = int_param(params, "to")
+        new = storage.version(document, to).data if to is not None else document.data
+        return self.respond(jsonpatch.make_patch(old, new).patch)
+
+
+class ConfigDocumentRevertHandler(ConfigHandler):
+    def POST(self, environment_id, level_names, ref, kind):
+        """A new version equal to the given one: 201 with it, or 200 with the current one if equal."""
+        target = Target(environment_id, level_names, ref, kind, lock=True)
+        number = self.json_body(validators.REVERT)["version"]
+        document = target.document()
+        old = storage.version(document, number)
+        check_if_match(document.data)
+        stored = target.write(old.data, document)
+        if stored is None:
+            return version_to_dict(storage.version(document, document.version))
+        set_status(201)
+        return version_to_dict(stored)

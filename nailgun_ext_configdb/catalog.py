@@ -1,0 +1,154 @@
+"""Components and the resource definitions (data sources) they provide.
+
+A definition's ``content`` is free JSON; when it is an object with a ``schema``
+key, that JSON schema (draft 4) validates every values document of the resource.
+A resource name is unique within its component, and within every environment
+that uses the component, so lookups by name are never ambiguous.
+"""
+import jsonschema
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from nailgun_host import errors
+from nailgun_host.api.base import validate_schema
+from nailgun_host.db import db
+from nailgun_ext_configdb.models import Component, EnvironmentComponent, ResourceDefinition
+
+
+def schema_of(resource):
+    content = resource.content
+    return content.get("schema") if isinstance(content, dict) else None
+
+
+def check_content(content):
+    schema = content.get("schema") if isinstance(content, dict) else None
+    if schema is not None:
+        try:
+            jsonschema.Draft4Validator.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise errors.InvalidData("content.schema is not a valid JSON schema: {0}".format(exc.message))
+    return content
+
+
+def validate_values(resource, data):
+    schema = schema_of(resource)
+    if schema is not None:
+        validate_schema(data, schema)
+
+
+def resource_to_dict(resource):
+    return {"id": resource.id, "name": resource.name, "component_id": resource.component_id,
+            "content": resource.content}
+
+
+def component_to_dict(component):
+    return {"id": component.id, "name": component.name,
+            "resource_definitions": [resource_to_dict(r) for r in component.resource_definitions]}
+
+
+def components():
+    return db.scalars(sa.select(Component).options(orm.selectinload(Component.resource_definitions))
+                      .order_by(Component.id)).all()
+
+
+def get_component(component_id):
+    component = db.get(Component, int(component_id))
+    if component is None:
+        raise errors.ObjectNotFound("Component {0} not found".format(component_id))
+    return component
+
+
+def get_resource(resource_id):
+    resource = db.get(ResourceDefinition, int(resource_id))
+    if resource is None:
+        raise errors.ObjectNotFound("Resource definition {0} not found".format(resource_id))
+    return resource
+
+
+def check_component_name_free(name, component_id=None):
+    found = db.scalars(sa.select(Component.id).filter_by(name=name)).first()
+    if found is not None and found != component_id:
+        raise errors.AlreadyExists("Component with name {0} already exists".format(name))
+
+
+def check_unique_names(component_ids=None, environment_ids=None):
+    """409 when two components of one environment define the same resource name.
+
+    Checks the environments using any of ``component_ids`` and those in ``environment_ids``.
+    """
+    links = EnvironmentComponent
+    scope = sa.false()
+    if component_ids:
+        scope = sa.or_(scope, links.environment_id.in_(
+            sa.select(links.environment_id).where(links.component_id.in_(component_ids))))
+    if environment_ids:
+        scope = sa.or_(scope, links.environment_id.in_(environment_ids))
+    clash = db.execute(
+        sa.select(links.environment_id, ResourceDefinition.name)
+        .join(ResourceDefinition, ResourceDefinition.component_id == links.component_id)
+        .where(scope)
+        .group_by(links.environment_id, ResourceDefinition.name)
+        .having(sa.func.count() > 1)).first()
+    if clash is not None:
+        raise errors.Conflict("Two components of environment {0} define the resource {1}".format(*clash))
+
+
+def check_resource_name_free(component_id, name, resource_id=None):
+    found = db.scalars(sa.select(ResourceDefinition.id).filter_by(component_id=component_id, name=name)).first()
+    if found is not None and found != resource_id:
+        raise errors.AlreadyExists(
+            "Resource definition {0} already exists in component {1}".format(name, component_id))
+
+
+def create_resource(component_id, data):
+    get_component(component_id)
+    check_resource_name_free(component_id, data["name"])
+    resource = ResourceDefinition(name=data["name"], component_id=component_id,
+                                  content=check_content(data.get("content", {})))
+    db.add(resource)
+    db.flush()
+    check_unique_names(component_ids=[component_id])
+    return resource
+
+
+def update_resource(resource, data):
+    component_id = data.get("component_id", resource.component_id)
+    if component_id != resource.component_id:
+        get_component(component_id)
+    name = data.get("name", resource.name)
+    check_resource_name_free(component_id, name, resource.id)
+    if "content" in data:
+        resource.content = check_content(data["content"])
+    resource.name, resource.component_id = name, component_id
+    db.flush()
+    check_unique_names(component_ids=[component_id])
+    return resource
+
+
+def create_component(data):
+    check_component_name_free(data["name"])
+    component = Component(name=data["name"])
+    db.add(component)
+    db.flush()
+    for item in data.get("resource_definitions", []):
+        create_resource(component.id, item)
+    db.refresh(component)
+    return component
+
+
+def update_component(component, data):
+    """Rename; listed definitions with an id are updated and moved here, others are created.
+
+    Definitions not listed stay (tuning-box deleted them); DELETE one to remove it.
+    """
+    if "name" in data and data["name"] != component.name:
+        check_component_name_free(data["name"], component.id)
+        component.name = data["name"]
+    for item in data.get("resource_definitions", []):
+        if "id" in item:
+            update_resource(get_resource(item["id"]), dict(item, component_id=component.id))
+        else:
+            create_resource(component.id, item)
+    db.flush()
+    db.refresh(component)
+    return component

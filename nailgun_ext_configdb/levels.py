@@ -1,0 +1,75 @@
+"""Level paths: where in an environment's hierarchy a document lives.
+
+A URL names levels as ``lvl1/v1/lvl2/v2/``; they must follow the environment's
+hierarchy from its broadest level (a prefix of it is fine). The stored path is
+the whole ``lvl1/v1/lvl2/v2`` (``""`` is the environment level), so a value is
+identified by all its parents. In an environment linked to a Nailgun cluster (same
+id) a ``nodes`` value names one of the cluster's nodes, by id or FQDN, and is
+stored as the node id.
+"""
+import sqlalchemy as sa
+
+from nailgun_host import errors
+from nailgun_host.db import db
+from nailgun_host.db.models import Cluster, Node
+
+NODES = "nodes"
+
+
+def split(levels):
+    """``"a/1/b/2/"`` → ``[("a", "1"), ("b", "2")]``."""
+    parts = [p for p in levels.split("/") if p]
+    return list(zip(parts[0::2], parts[1::2]))
+
+
+def join(pairs):
+    return "/".join("{0}/{1}".format(name, value) for name, value in pairs)
+
+
+def prefixes(pairs):
+    """The level path of the environment level and of every level down to ``pairs``' last."""
+    return [join(pairs[:depth]) for depth in range(len(pairs) + 1)]
+
+
+def display(level_path):
+    """tuning-box's lookup path: ``/`` or ``/nodes/1/``."""
+    return "/" + level_path + "/" if level_path else "/"
+
+
+def is_linked(environment):
+    return db.get(Cluster, environment.id) is not None
+
+
+def _is_id(value):
+    return value.isascii() and value.isdigit() and len(value) < 10
+
+
+def _node(environment, value):
+    query = sa.select(Node)
+    query = query.where(Node.id == int(value)) if _is_id(value) else query.where(Node.fqdn == value)
+    node = db.scalars(query).first()
+    if node is None:
+        raise errors.ObjectNotFound("Cannot find a node with the given identifier {0}".format(value))
+    if node.cluster_id != environment.id:
+        raise errors.ObjectNotFound("Node {0} not assigned to cluster {1}".format(value, environment.id))
+    return str(node.id)
+
+
+def resolve(environment, levels):
+    """The (name, value) pairs a URL's levels stand for in ``environment``; 404 when they do not fit."""
+    pairs = split(levels)
+    hierarchy = list(environment.hierarchy_levels)
+    if len(pairs) > len(hierarchy):
+        raise errors.ObjectNotFound("Levels {0} can't be matched with the hierarchy {1} of environment {2}".format(
+            [name for name, _ in pairs], hierarchy, environment.id))
+    for (name, _), expected in zip(pairs, hierarchy):
+        if name != expected:
+            raise errors.ObjectNotFound("Unexpected level name '{0}'. Expected '{1}'.".format(name, expected))
+    if any(name == NODES for name, _ in pairs) and is_linked(environment):
+        pairs = [(name, _node(environment, value) if name == NODES else value) for name, value in pairs]
+    return pairs
+
+
+def paths_of_node(paths, node_id):
+    """Those of ``paths`` that pass through the level value ``nodes/<node_id>``."""
+    return [p for p in paths if (NODES, str(node_id)) in split(p)]

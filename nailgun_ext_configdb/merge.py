@@ -1,0 +1,58 @@
+"""Effective values: documents merged from the broadest level to the narrowest, with provenance.
+
+Order (the spec's): environment values, environment overrides, then each narrower
+level's values and overrides. Objects merge deeply, so a narrow override of one
+nested key keeps its siblings; any other value (scalar, list, ``null``) replaces
+what a broader document had. A narrower document removes a key, at any depth, by
+setting it to the marker ``{"$unset": true}``; markers never appear in the result.
+"""
+import copy
+
+UNSET = {"$unset": True}
+
+
+def is_unset(value):
+    return isinstance(value, dict) and value == UNSET
+
+
+def _fresh(value, origin):
+    """A marker-free copy of ``value`` and its provenance tree."""
+    if isinstance(value, dict) and value:
+        data, lookup = {}, {}
+        for key, item in value.items():
+            if not is_unset(item):
+                data[key], lookup[key] = _fresh(item, origin)
+        return data, lookup
+    return copy.deepcopy(value), origin
+
+
+def _merge_into(target, lookup, doc, origin):
+    for key, value in doc.items():
+        if is_unset(value):
+            target.pop(key, None)
+            lookup.pop(key, None)
+        elif isinstance(value, dict) and value and isinstance(target.get(key), dict):
+            if not isinstance(lookup.get(key), dict):
+                lookup[key] = {}
+            _merge_into(target[key], lookup[key], value, origin)
+        else:
+            target[key], lookup[key] = _fresh(value, origin)
+
+
+def effective(layers):
+    """Merge ``(origin, document)`` pairs given broadest first; returns (values, provenance).
+
+    The provenance mirrors the values: a dict for each merged object, the origin
+    of the document that set it for everything else.
+    """
+    merged, lookup = {}, {}
+    for origin, doc in layers:
+        _merge_into(merged, lookup, doc, origin)
+    return merged, lookup
+
+
+def annotate(values, lookup, describe):
+    """Values with every non-object leaf replaced by ``[value, *describe(origin)]``."""
+    if isinstance(lookup, dict):
+        return {key: annotate(values[key], lookup[key], describe) for key in values}
+    return [values] + list(describe(lookup))

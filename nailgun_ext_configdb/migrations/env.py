@@ -1,0 +1,3 @@
+from nailgun_host.db.migration import run_env
+
+run_env()

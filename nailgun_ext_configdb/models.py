@@ -1,0 +1,123 @@
+"""ConfigDB tables, all prefixed ``configdb_``.
+
+Storage is shaped for what comes next: each stored document (the values or the
+overrides of one resource at one level path) is a row with its current content
+and a version counter, and every version is kept in an append-only table. JSON
+patch edits, staged sessions and other storage drivers only add writers of new
+versions; encrypted values only change what a version's ``data`` holds.
+"""
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+from sqlalchemy.orm import Mapped, mapped_column
+
+from nailgun_host.db import Base, JSONType
+
+PREFIX = "configdb_"
+VALUES, OVERRIDES = "values", "overrides"
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class Component(Base):
+    __tablename__ = PREFIX + "components"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(128), unique=True)
+
+    resource_definitions: Mapped[list["ResourceDefinition"]] = orm.relationship(
+        back_populates="component", order_by="ResourceDefinition.id", passive_deletes=True)
+
+
+class ResourceDefinition(Base):
+    """A data source; ``content`` is free JSON whose ``schema`` key, if any, validates values."""
+
+    __tablename__ = PREFIX + "resource_definitions"
+    __table_args__ = (
+        sa.UniqueConstraint("component_id", "name"),
+        sa.Index(PREFIX + "resource_definitions_component_id", "component_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255))
+    component_id: Mapped[int] = mapped_column(
+        sa.ForeignKey(PREFIX + "components.id", ondelete="CASCADE"))
+    content: Mapped[dict | list | None] = mapped_column(JSONType)
+
+    component: Mapped[Component] = orm.relationship(back_populates="resource_definitions")
+
+
+class Environment(Base):
+    """Resource instances over an ordered list of hierarchy levels; linked to the cluster of the same id.
+
+    ``revision`` is bumped by every write to any document of the environment, so
+    "the effective values as of version N" is "every document as of N's revision".
+    """
+
+    __tablename__ = PREFIX + "environments"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    hierarchy_levels: Mapped[list] = mapped_column(default=list)
+    revision: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+
+    component_links: Mapped[list["EnvironmentComponent"]] = orm.relationship(
+        order_by="EnvironmentComponent.position", cascade="all, delete-orphan", passive_deletes=True)
+
+
+class EnvironmentComponent(Base):
+    __tablename__ = PREFIX + "environment_components"
+    __table_args__ = (sa.Index(PREFIX + "environment_components_component_id", "component_id"),)
+
+    environment_id: Mapped[int] = mapped_column(
+        sa.ForeignKey(PREFIX + "environments.id", ondelete="CASCADE"), primary_key=True)
+    component_id: Mapped[int] = mapped_column(
+        sa.ForeignKey(PREFIX + "components.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(default=0)
+
+
+class Document(Base):
+    """The current values or overrides of one resource at one level path of an environment.
+
+    ``level_path`` is the whole path (``""`` for the environment level,
+    ``"rack/A/nodes/5"`` deeper), so equal leaf values under different parents differ.
+    """
+
+    __tablename__ = PREFIX + "documents"
+    __table_args__ = (
+        sa.UniqueConstraint("environment_id", "resource_definition_id", "level_path", "kind"),
+        sa.Index(PREFIX + "documents_resource_definition_id", "resource_definition_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(
+        sa.ForeignKey(PREFIX + "environments.id", ondelete="CASCADE"))
+    resource_definition_id: Mapped[int] = mapped_column(
+        sa.ForeignKey(PREFIX + "resource_definitions.id", ondelete="CASCADE"))
+    level_path: Mapped[str] = mapped_column(sa.String(1024))
+    kind: Mapped[str] = mapped_column(sa.String(16))
+    version: Mapped[int] = mapped_column(default=0)
+    data: Mapped[dict] = mapped_column(default=dict)
+
+
+class DocumentVersion(Base):
+    """One stored version of a document: its content, when, who, and what changed."""
+
+    __tablename__ = PREFIX + "document_versions"
+    __table_args__ = (
+        sa.UniqueConstraint("document_id", "version"),
+        sa.Index(PREFIX + "document_versions_revision", "document_id", "revision"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    document_id: Mapped[int] = mapped_column(
+        sa.ForeignKey(PREFIX + "documents.id", ondelete="CASCADE"))
+    version: Mapped[int]
+    revision: Mapped[int]
+    data: Mapped[dict]
+    author: Mapped[str] = mapped_column(sa.String(255))
+    changed_keys: Mapped[list] = mapped_column(default=list)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)

@@ -1,0 +1,124 @@
+"""The document store: current documents, their versions, history and retention.
+
+Handlers reach stored values only through these functions, so another storage
+driver, staged sessions or JSON-patch writers can be added behind them. Every
+write is one new version; the caller holds the environment's row lock
+(``environments.get(..., lock=True)``), which orders writes and makes
+If-Match checks safe across workers.
+"""
+import jsonpatch
+import sqlalchemy as sa
+
+from nailgun_host import errors
+from nailgun_host.db import db
+from nailgun_host.settings import settings
+from nailgun_ext_configdb.models import Document, DocumentVersion
+
+DEFAULT_MAX_VERSIONS = 100
+
+
+def find(environment_id, resource_id, level_path, kind):
+    return db.scalars(sa.select(Document).filter_by(
+        environment_id=environment_id, resource_definition_id=resource_id,
+        level_path=level_path, kind=kind)).first()
+
+
+def chain(environment_id, resource_id, level_paths):
+    """The stored documents of a resource at any of ``level_paths``, in one query."""
+    return db.scalars(sa.select(Document).where(
+        Document.environment_id == environment_id,
+        Document.resource_definition_id == resource_id,
+        Document.level_path.in_(level_paths))).all()
+
+
+def data_as_of(documents, revision):
+    """``{document id: data}`` for each document's latest version at or before ``revision``.
+
+    A document with no version that old (never written then, or pruned) is absent.
+    """
+    if not documents:
+        return {}
+    ids = [d.id for d in documents]
+    latest = (sa.select(DocumentVersion.document_id, sa.func.max(DocumentVersion.version).label("version"))
+              .where(DocumentVersion.document_id.in_(ids), DocumentVersion.revision <= revision)
+              .group_by(DocumentVersion.document_id).subquery())
+    rows = db.execute(sa.select(DocumentVersion.document_id, DocumentVersion.data).join(
+        latest, sa.and_(DocumentVersion.document_id == latest.c.document_id,
+                        DocumentVersion.version == latest.c.version)))
+    return dict(rows.all())
+
+
+def version(document, number):
+    found = None
+    if document is not None:
+        found = db.scalars(sa.select(DocumentVersion).filter_by(
+            document_id=document.id, version=number)).first()
+    if found is None:
+        raise errors.ObjectNotFound(
+            "Cannot find a given version {0} of data for the given environment, level and data source".format(
+                number))
+    return found
+
+
+def history(document):
+    if document is None:
+        return []
+    return db.scalars(sa.select(DocumentVersion).filter_by(document_id=document.id)
+                      .order_by(DocumentVersion.version)).all()
+
+
+def changed_keys(old, new):
+    """The JSON pointers an RFC 6902 patch from ``old`` to ``new`` touches."""
+    paths = []
+    for operation in jsonpatch.make_patch(old, new).patch:
+        for path in (operation.get("from"), operation["path"]):
+            if path is not None and path not in paths:
+                paths.append(path)
+    return paths
+
+
+def _max_versions():
+    limit = (settings.get("CONFIGDB") or {}).get("max_versions", DEFAULT_MAX_VERSIONS)
+    return int(limit) if limit else None
+
+
+def write(environment, resource_id, level_path, kind, data, author, document=None):
+    """Store ``data`` as a new version; None (and nothing written) when it equals the current one."""
+    document = document or find(environment.id, resource_id, level_path, kind)
+    old = document.data if document is not None else {}
+    if document is not None and old == data:
+        return None
+    if document is None:
+        document = Document(environment_id=environment.id, resource_definition_id=resource_id,
+                            level_path=level_path, kind=kind, version=0, data={})
+        db.add(document)
+    environment.revision += 1
+    document.version += 1
+    document.data = data
+    db.flush()
+    stored = DocumentVersion(document_id=document.id, version=document.version,
+                             revision=environment.revision, data=data, author=author,
+                             changed_keys=changed_keys(old, data))
+    db.add(stored)
+    db.flush()
+    limit = _max_versions()
+    if limit and document.version > limit:
+        db.execute(sa.delete(DocumentVersion).where(
+            DocumentVersion.document_id == document.id,
+            DocumentVersion.version <= document.version - limit))
+    return stored
+
+
+def delete_at(environment_id, level_paths):
+    """Remove every document stored at one of ``level_paths`` (their versions go with them)."""
+    if level_paths:
+        db.execute(sa.delete(Document).where(
+            Document.environment_id == environment_id, Document.level_path.in_(level_paths)))
+
+
+def level_paths(environment_id, like=None):
+    """The distinct level paths holding documents in an environment (optionally ``LIKE`` a pattern)."""
+    query = sa.select(Document.level_path).where(Document.environment_id == environment_id).distinct()
+    if like is not None:
+        query = query.where(Document.level_path.like(like))
+    return db.scalars(query).all()

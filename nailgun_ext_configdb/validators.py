@@ -1,0 +1,59 @@
+"""JSON schemas of the request bodies."""
+
+NAME = {"type": "string", "minLength": 1, "maxLength": 255}
+ID = {"type": "integer", "minimum": 1, "maximum": 2147483647}
+
+RESOURCE_IN_COMPONENT = {
+    "type": "object",
+    "properties": {"id": ID, "name": NAME, "content": {}},
+    "additionalProperties": False,
+}
+
+COMPONENT_UPDATE = {
+    "type": "object",
+    "properties": {
+        "id": ID,
+        "name": {"type": "string", "minLength": 1, "maxLength": 128},
+        "resource_definitions": {"type": "array", "items": RESOURCE_IN_COMPONENT},
+    },
+    "additionalProperties": False,
+}
+
+COMPONENT_CREATE = dict(COMPONENT_UPDATE, required=["name"], properties=dict(
+    COMPONENT_UPDATE["properties"],
+    resource_definitions={"type": "array", "items": dict(RESOURCE_IN_COMPONENT, required=["name"])}))
+
+RESOURCE_UPDATE = {
+    "type": "object",
+    "properties": {"id": ID, "name": NAME, "component_id": ID, "content": {}},
+    "additionalProperties": False,
+}
+
+RESOURCE_CREATE = dict(RESOURCE_UPDATE, required=["name", "component_id"])
+
+LEVEL_NAME = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[^/]+$",
+              "not": {"enum": ["resources"]}}
+
+ENVIRONMENT_UPDATE = {
+    "type": "object",
+    "properties": {
+        "id": ID,
+        "name": {"type": "string"},
+        "components": {"type": "array", "items": {"anyOf": [ID, NAME]}},
+        "hierarchy_levels": {"type": "array", "items": LEVEL_NAME, "uniqueItems": True},
+    },
+    "additionalProperties": False,
+}
+
+ENVIRONMENT_CREATE = dict(ENVIRONMENT_UPDATE, required=["components", "hierarchy_levels"])
+
+DOCUMENT = {"type": "object"}
+
+KEY_PATHS = {"type": "array", "items": {"type": "array"}}
+
+REVERT = {
+    "type": "object",
+    "properties": {"version": ID},
+    "required": ["version"],
+    "additionalProperties": False,
+}
