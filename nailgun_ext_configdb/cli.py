@@ -2,8 +2,9 @@
 
 The commands follow the spec's "Fuel Client" section and tuning-box's ``config``
 commands, minus their faults: an HTTP error prints the server's message on stderr and
-exits 1, ``--value`` has no ``-v`` short form (cliff's ``--verbose``), and nothing
-here imports the server (only requests, cliff and PyYAML).
+exits 1, no option shadows one of cliff's global options (``-v``/``--verbose``,
+``--version``), so ``--value`` has no ``-v`` and versions are ``--as-of``/``--to``,
+and nothing here imports the server (only requests, cliff and PyYAML).
 """
 import json
 
@@ -92,7 +93,8 @@ class ConfigGet(ConfigCommand):
         parser.add_argument("--format", choices=("json", "yaml", "plain"), default="json")
         parser.add_argument("-s", "--show-lookup", action="store_true",
                             help="tell for every key which level it came from")
-        parser.add_argument("--version", type=int, help="as the resource stood at this version")
+        parser.add_argument("--as-of", type=int, metavar="VERSION",
+                            help="as the resource stood at this version (not --version: cliff's own)")
         parser.add_argument("--raw", action="store_true",
                             help="the values stored at this level, not the merge (--override: the overrides)")
         return parser
@@ -105,8 +107,8 @@ class ConfigGet(ConfigCommand):
             params["show_lookup"] = "1"
         if args.key:
             params["key"] = args.key
-        if args.version is not None:
-            params["version"] = str(args.version)
+        if args.as_of is not None:
+            params["version"] = str(args.as_of)
         data = self.client.get(self.path(args), params=params)
         if args.key and args.format != "plain":
             data = {args.key: data}
@@ -207,11 +209,11 @@ class ConfigRevert(ConfigCommand):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("--version", type=int, required=True, help="the version to go back to")
+        parser.add_argument("--to", type=int, required=True, metavar="VERSION", help="the version to go back to")
         return parser
 
     def take_action(self, args):
-        self.client.post(self.path(args, suffix="/revert"), {"version": args.version})
+        self.client.post(self.path(args, suffix="/revert"), {"version": args.to})
 
 
 # -- components, resource definitions, environments ----------------------------------------

@@ -175,7 +175,8 @@ class ConfigUploadEnv(ClientMixin, Command):
     def take_action(self, args):
         if not os.path.isdir(args.dir):
             raise ConfigDBError("{0} is not a directory".format(args.dir))
-        nodes = sorted(n for n in os.listdir(args.dir) if os.path.isdir(os.path.join(args.dir, n)))
+        nodes = sorted(n for n in os.listdir(args.dir)
+                       if not n.startswith(".") and os.path.isdir(os.path.join(args.dir, n)))
         if not nodes:
             raise ConfigDBError("No node directories under {0}".format(args.dir))
         trees = {node: read_tree(os.path.join(args.dir, node)) for node in nodes}

@@ -48,9 +48,9 @@ class Runner:
 
 
 @pytest.fixture
-def fuel(live_server, tmp_path):
+def fuel(live_server, tmp_path_factory):
     """``fuel-ext``, this package's stand-in for ``fuel2``."""
-    return Runner(FUEL_EXT, live_server, tmp_path)
+    return Runner(FUEL_EXT, live_server, tmp_path_factory.mktemp("home"))
 
 
 @pytest.fixture
