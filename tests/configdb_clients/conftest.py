@@ -7,13 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.configdb_clients.puppet_env import FUEL_ORDER
+
 FIXTURES = Path(__file__).parent / "fixtures"
 HIERA_TREE = FIXTURES / "hiera"
-HIERA_LIB = Path(__file__).parents[2] / "nailgun_ext_configdb" / "hiera" / "lib"
-PUPPET_MODULE = Path(__file__).parents[2] / "nailgun_ext_configdb" / "hiera" / "puppet" / "configdb"
 FUEL_EXT = str(Path(sys.executable).parent / "fuel-ext")
-FUEL_ORDER = ["override/node", "override/plugins", "override/configuration/node",
-              "override/configuration/role", "override/configuration/cluster", "globals", "astute"]
 
 
 def tree_sources(root=HIERA_TREE):
