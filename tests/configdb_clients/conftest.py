@@ -29,13 +29,20 @@ def hiera_expectation(sources, order=FUEL_ORDER):
 
 
 class Runner:
-    """Runs a fuel2-like command line against the live server, like an operator's shell."""
+    """Runs a fuel2-like command line against the live server, like an operator's shell.
+
+    The server is named in the operator's fuel2 settings file (``~/.config/fuel/fuel_client.yaml``),
+    the way fuel2 finds it; fuel2 would otherwise write that file on its first run.
+    """
 
     def __init__(self, command, server, home):
         self.command = command
-        self.environ = {k: v for k, v in os.environ.items() if k != "FUELCLIENT_CUSTOM_SETTINGS"}
-        self.environ.update(SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port),
-                            XDG_CONFIG_HOME=str(home), HOME=str(home))
+        (home / "fuel").mkdir()
+        (home / "fuel" / "fuel_client.yaml").write_text(yaml.safe_dump(
+            {"SERVER_ADDRESS": "127.0.0.1", "SERVER_PORT": str(server.port)}))
+        self.environ = {k: v for k, v in os.environ.items()
+                        if k not in ("FUELCLIENT_CUSTOM_SETTINGS", "SERVER_ADDRESS", "SERVER_PORT")}
+        self.environ.update(XDG_CONFIG_HOME=str(home), HOME=str(home))
 
     def __call__(self, *args, stdin=None, ok=True):
         result = subprocess.run([self.command, *map(str, args)], input=stdin, capture_output=True,
@@ -46,9 +53,20 @@ class Runner:
 
 
 @pytest.fixture
-def fuel(live_server, tmp_path_factory):
+def fuel_ext(live_server, tmp_path_factory):
     """``fuel-ext``, this package's stand-in for ``fuel2``."""
     return Runner(FUEL_EXT, live_server, tmp_path_factory.mktemp("home"))
+
+
+@pytest.fixture(params=["fuel-ext", "fuel2"])
+def fuel(request, live_server, tmp_path_factory):
+    """``fuel-ext``, then the real ``fuel2`` of python-fuelclient 11 when ``$FUEL2_BIN`` names it."""
+    command = FUEL_EXT
+    if request.param == "fuel2":
+        command = os.environ.get("FUEL2_BIN")
+        if not command:
+            pytest.skip("FUEL2_BIN is not set (tests/tools/make_fuel2_venv.sh builds fuel2)")
+    return Runner(command, live_server, tmp_path_factory.mktemp("home"))
 
 
 @pytest.fixture

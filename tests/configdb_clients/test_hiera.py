@@ -14,8 +14,8 @@ NODE_1 = ("--env", "1", "--level", "node=node-1.domain.tld")
 
 
 @pytest.fixture
-def uploaded(fuel, linked_env, live_server):
-    fuel("config", "upload", "--env", "1", "--node", "node-1.domain.tld", "--dir", HIERA_TREE)
+def uploaded(fuel_ext, linked_env, live_server):
+    fuel_ext("config", "upload", "--env", "1", "--node", "node-1.domain.tld", "--dir", HIERA_TREE)
     return live_server.url + "/api/v1/config"
 
 
@@ -24,12 +24,12 @@ def hiera(config, scope, *args):
                           capture_output=True, text=True, env=puppet_env.ruby_environ(), timeout=60)
 
 
-def test_use_case_4_hiera_deployment_id(uploaded, fuel, tmp_path):
+def test_use_case_4_hiera_deployment_id(uploaded, fuel_ext, tmp_path):
     config = puppet_env.write_hiera3(tmp_path, uploaded)
     scope = puppet_env.write_scope(tmp_path)
     result = hiera(config, scope, "deployment_id")
     assert (result.returncode, result.stdout) == (0, "1\n"), result.stderr
-    fuel("config", "override", *NODE_1, "--resource", "astute", "--key", "deployment_id", "--value", "2")
+    fuel_ext("config", "override", *NODE_1, "--resource", "astute", "--key", "deployment_id", "--value", "2")
     assert hiera(config, scope, "deployment_id").stdout == "2\n"
     assert hiera(config, scope, "no_such_key").stdout == "nil\n"
 
@@ -65,7 +65,7 @@ def test_an_unreachable_server_fails_the_hiera_lookup(tmp_path):
     assert "ConfigDB at http://127.0.0.1:9/api/v1/config cannot be reached" in result.stderr
 
 
-def test_use_case_4_through_puppet_lookup_and_hiera_5(uploaded, fuel, tmp_path):
+def test_use_case_4_through_puppet_lookup_and_hiera_5(uploaded, fuel_ext, tmp_path):
     codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded)
     command = ["puppet", "lookup", "--codedir", str(codedir), "--environment", "production",
                "--node", "node-1.domain.tld", "--facts", str(puppet_env.puppet_facts(tmp_path)),
@@ -73,7 +73,7 @@ def test_use_case_4_through_puppet_lookup_and_hiera_5(uploaded, fuel, tmp_path):
     result = subprocess.run(command + ["deployment_id"], capture_output=True, text=True,
                             env=puppet_env.ruby_environ(), timeout=120)
     assert (result.returncode, result.stdout) == (0, "1\n"), result.stderr
-    fuel("config", "override", *NODE_1, "--resource", "override/plugins", "--key", "debug", "--value", "false")
+    fuel_ext("config", "override", *NODE_1, "--resource", "override/plugins", "--key", "debug", "--value", "false")
     debug = subprocess.run(command + ["debug"], capture_output=True, text=True, env=puppet_env.ruby_environ())
     assert json.loads(debug.stdout) is False
     missing = subprocess.run(command + ["no_such_key"], capture_output=True, text=True, env=puppet_env.ruby_environ())
