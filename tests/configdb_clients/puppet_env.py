@@ -68,7 +68,7 @@ def hiera_all(config, scope, keys, directory):
     return json.loads(result.stdout)
 
 
-def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1):
+def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1, uris=None):
     """A Puppet code dir whose production environment's Hiera 5 layer reads ConfigDB or local YAML."""
     production = Path(codedir) / "environments" / "production"
     modules = production / "modules"
@@ -79,6 +79,8 @@ def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1)
     if configdb_url:
         hierarchy = [{"name": "ConfigDB", "lookup_key": "configdb::lookup_key",
                       "options": {"url": configdb_url, "environment": str(environment)}}]
+        if uris:
+            hierarchy[0]["uris"] = uris
     else:
         hierarchy = [{"name": "Fuel YAML", "datadir": str(yaml_tree),
                       "paths": [source + ".yaml" for source in FUEL_ORDER]}]

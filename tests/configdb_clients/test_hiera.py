@@ -80,6 +80,21 @@ def test_use_case_4_through_puppet_lookup_and_hiera_5(uploaded, fuel_ext, tmp_pa
     assert missing.returncode == 1
 
 
+def test_puppet_merges_data_sources_given_as_uris(uploaded, tmp_path):
+    codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded, uris=puppet_env.FUEL_ORDER)
+    yaml_codedir = puppet_env.write_puppet_code(tmp_path / "yaml", yaml_tree=HIERA_TREE)
+    manifest = ("file {{ '{0}': content => probe::to_json([lookup('configuration', Hash, 'deep'), "
+                "lookup('idle_timeout'), lookup('mongo_roles', Array, 'unique')]) }}")
+    for code, out in ((codedir, tmp_path / "configdb.json"), (yaml_codedir, tmp_path / "yaml.json")):
+        result = puppet_env.puppet_apply(code, manifest.format(out))
+        assert result.returncode == 0, result.stderr
+    deep, idle_timeout, roles = json.loads((tmp_path / "configdb.json").read_text())
+    assert deep == {"nova_config": {"DEFAULT/debug": {"value": "true"}, "DEFAULT/cpu_allocation_ratio": {"value": "8.0"}},
+                    "keystone_config": {"token/expiration": {"value": "7200"}}}
+    assert (idle_timeout, roles) == (1800, ["primary-mongo", "mongo"])
+    assert json.loads((tmp_path / "yaml.json").read_text()) == [deep, idle_timeout, roles]
+
+
 def test_every_uploaded_key_reads_back_exactly_through_puppet_7(uploaded, tmp_path):
     expected = hiera_expectation(tree_sources())
     codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded)
