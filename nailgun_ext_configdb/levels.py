@@ -14,6 +14,7 @@ from nailgun_host.db import db
 from nailgun_host.db.models import Cluster, Node
 
 NODES = "nodes"
+MAX_PATH = 1024
 
 
 def split(levels):
@@ -58,6 +59,8 @@ def _node(environment, value):
 def resolve(environment, levels):
     """The (name, value) pairs a URL's levels stand for in ``environment``; 404 when they do not fit."""
     pairs = split(levels)
+    if "\x00" in levels or len(levels) > MAX_PATH:
+        raise errors.InvalidData("Invalid level path: too long or contains NUL characters")
     hierarchy = list(environment.hierarchy_levels)
     if len(pairs) > len(hierarchy):
         raise errors.ObjectNotFound("Levels {0} can't be matched with the hierarchy {1} of environment {2}".format(

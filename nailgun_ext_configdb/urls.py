@@ -1,9 +1,10 @@
 """The extension's URL map, relative to /api/v1 and /api (so the API lives at /api/v1/config)."""
 from nailgun_ext_configdb.api import catalog, documents, environments
 
-ID = r"(\d+)"
+#: ids fit a 32-bit integer column; longer digit strings match no route (404)
+ID = r"(\d{1,9})"
 #: environment id, level pairs ("nodes/1/" or ""), resource id or name (may hold "/"), values|overrides
-DOCUMENT = r"/config/environments/(\d+)/((?:[^/]+/[^/]+/)*?)resources/(.+?)/(values|overrides|override)"
+DOCUMENT = r"/config/environments/(\d{1,9})/((?:[^/]+/[^/]+/)*?)resources/(.+?)/(values|overrides|override)"
 
 URLS = [
     {"uri": r"/config/components/?", "handler": catalog.ConfigComponentCollectionHandler},

@@ -1,6 +1,7 @@
 """JSON schemas of the request bodies."""
 
-NAME = {"type": "string", "minLength": 1, "maxLength": 255}
+NO_NUL = "^[^\\x00]*$"
+NAME = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
 ID = {"type": "integer", "minimum": 1, "maximum": 2147483647}
 
 RESOURCE_IN_COMPONENT = {
@@ -13,7 +14,7 @@ COMPONENT_UPDATE = {
     "type": "object",
     "properties": {
         "id": ID,
-        "name": {"type": "string", "minLength": 1, "maxLength": 128},
+        "name": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": NO_NUL},
         "resource_definitions": {"type": "array", "items": RESOURCE_IN_COMPONENT},
     },
     "additionalProperties": False,
@@ -31,7 +32,7 @@ RESOURCE_UPDATE = {
 
 RESOURCE_CREATE = dict(RESOURCE_UPDATE, required=["name", "component_id"])
 
-LEVEL_NAME = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[^/]+$",
+LEVEL_NAME = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[^/\\x00]+$",
               "not": {"enum": ["resources"]}}
 
 ENVIRONMENT_UPDATE = {

@@ -15,7 +15,7 @@ from oslo_serialization import jsonutils
 from nailgun_host import errors
 from nailgun_host.api import base
 from nailgun_host.api.urls import CORE_URLS
-from nailgun_host.db import db
+from nailgun_host.db import db, expect_writes
 from nailgun_host.extensions import get_all_extensions
 
 LOG = logging.getLogger(__name__)
@@ -101,6 +101,7 @@ def error_response(exc):
 
 def handle_request(handler):
     """The processor every request goes through: one transaction, JSON everywhere."""
+    expect_writes(web.ctx.method not in ("GET", "HEAD"))
     try:
         body = _serialize(handler())
         db.commit()
@@ -116,6 +117,7 @@ def handle_request(handler):
         raise error_response(exc)
     finally:
         db.remove()
+        expect_writes(True)
 
 
 class NailgunApplication(web.application):

@@ -158,6 +158,7 @@ def _on_load_failure(_manager, entry_point, exc):
 
 def load_extensions():
     """Discover the extensions with stevedore; broken or invalid ones are logged and skipped."""
+    ExtensionManager.ENTRY_POINT_CACHE.pop(NAMESPACE, None)  # see what is installed now
     manager = ExtensionManager(NAMESPACE, invoke_on_load=False,
                                on_load_failure_callback=_on_load_failure)
     loaded, names = [], set()

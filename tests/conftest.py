@@ -6,6 +6,7 @@ real migrations (core and every extension); each test then starts from empty tab
 """
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -185,6 +186,26 @@ def live_server(migrated_db, db_url):
     server = LiveServer(db_url)
     yield server
     server.stop()
+
+
+@pytest.fixture
+def gunicorn(migrated_db, db_url):
+    """``gunicorn -w 2`` serving the app on a free loopback port, sharing the test database."""
+    if shutil.which("gunicorn", path=os.path.dirname(sys.executable)) is None:
+        pytest.fail("gunicorn is a test dependency: pip install -e '.[test]'")
+    port = free_port()
+    process = subprocess.Popen(
+        [os.path.join(os.path.dirname(sys.executable), "gunicorn"), "-w", "2", "-b", "127.0.0.1:{0}".format(port),
+         "nailgun_host.wsgi:application"],
+        env=dict(os.environ, NAILGUN_DB_URL=db_url), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            break
+        time.sleep(0.1)
+    yield "http://127.0.0.1:{0}/api/v1/".format(port)
+    process.terminate()
+    process.wait(10)
 
 
 @pytest.fixture

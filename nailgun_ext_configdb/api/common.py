@@ -59,7 +59,11 @@ def check_if_match(current):
 class ConfigHandler(BaseHandler):
     @staticmethod
     def respond(data):
-        """``data`` with its ETag, or an empty 304 when the client already has it."""
+        """``data`` as JSON with its ETag, or an empty 304 when the client already has it.
+
+        Serialized here because the host passes strings through as they are, and a
+        key's value may be a bare JSON string.
+        """
         tag = etag(data)
         web.header("ETag", tag)
         wanted = web.ctx.env.get("HTTP_IF_NONE_MATCH")
@@ -68,7 +72,8 @@ class ConfigHandler(BaseHandler):
             if "*" in tags or tag in tags:
                 set_status(304)
                 return None
-        return data
+        web.header("Content-Type", "application/json")
+        return json.dumps(data)
 
     @staticmethod
     def created(data):

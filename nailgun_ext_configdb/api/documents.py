@@ -3,6 +3,7 @@
 A resource is named by id or name. A PUT by name answers 308 with the id-based URL
 (query string kept); everything else answers directly. GETs never write.
 """
+import json
 import urllib.parse
 
 import jsonpatch
@@ -46,6 +47,7 @@ class Target:
         return {"message": "Use the resource id: {0}".format(location), "errors": []}
 
     def write(self, data, document):
+        _check_storable(data)
         if self.kind == VALUES:
             catalog.validate_values(self.resource, data)
         return storage.write(self.environment, self.resource.id, self.path, self.kind, data, author(),
@@ -64,6 +66,26 @@ class Target:
         layers = [((path, kind), placed[path, kind]) for path in paths for kind in (VALUES, OVERRIDES)
                   if (path, kind) in placed]
         return merge.effective(layers)
+
+
+def _has_nul(value):
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def _check_storable(data):
+    """Refuse what not every database stores the same way: NaN, Infinity and NUL characters."""
+    try:
+        json.dumps(data, allow_nan=False)
+    except ValueError:
+        raise errors.InvalidData("Values must not contain NaN or Infinity")
+    if _has_nul(data):
+        raise errors.InvalidData("Values must not contain NUL characters")
 
 
 def version_to_dict(stored):

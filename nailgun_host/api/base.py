@@ -71,6 +71,16 @@ def query_param(name, default=None):
     return web.input(**{name: default}).get(name)
 
 
+def filter_by_cluster(query, column):
+    """Apply ``?cluster_id=N`` to a list query, when it is given."""
+    cluster_id = web.input(cluster_id=None).cluster_id
+    if cluster_id:
+        if not cluster_id.isdigit():
+            raise errors.InvalidData("cluster_id must be an integer")
+        query = query.filter(column == int(cluster_id))
+    return query
+
+
 def query_flag(name):
     """True when ``name`` is in the query string, with or without a value."""
     return name in web.input()
@@ -85,6 +95,10 @@ class BaseHandler:
             self.allowed_methods())
 
     GET = POST = PUT = PATCH = DELETE = _method_not_allowed
+
+    def OPTIONS(self, *args):
+        web.header("Allow", ", ".join(self.allowed_methods() + ["OPTIONS"]))
+        set_status(204)
 
     @classmethod
     def allowed_methods(cls):

@@ -1,8 +1,6 @@
 """Network configuration, VIPs and node groups of a cluster."""
-import web
-
 from nailgun_host import errors, extensions
-from nailgun_host.api.base import BaseHandler, set_status
+from nailgun_host.api.base import BaseHandler, filter_by_cluster, set_status
 from nailgun_host.api.clusters import get_cluster
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster, NodeGroup
@@ -57,7 +55,7 @@ class NetworkConfigurationHandler(BaseHandler):
 
 class ClusterVIPsHandler(BaseHandler):
     def GET(self, cluster_id):
-        return [network.vip_to_dict(v) for v in network.assign_vips(get_cluster(cluster_id))]
+        return [network.vip_to_dict(v) for v in network.get_vips(get_cluster(cluster_id))]
 
 
 def nodegroup_to_dict(group):
@@ -68,11 +66,7 @@ def nodegroup_to_dict(group):
 class NodeGroupCollectionHandler(BaseHandler):
     def GET(self):
         query = db.query(NodeGroup).order_by(NodeGroup.id)
-        cluster_id = web.input(cluster_id=None).cluster_id
-        if cluster_id:
-            if not cluster_id.isdigit():
-                raise errors.InvalidData("cluster_id must be an integer")
-            query = query.filter(NodeGroup.cluster_id == int(cluster_id))
+        query = filter_by_cluster(query, NodeGroup.cluster_id)
         return [nodegroup_to_dict(g) for g in query]
 
     def POST(self):

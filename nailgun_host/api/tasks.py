@@ -2,7 +2,7 @@
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, set_status
+from nailgun_host.api.base import BaseHandler, filter_by_cluster, set_status
 from nailgun_host.db import db
 from nailgun_host.db.models import Task
 from nailgun_host.objects import task as task_obj
@@ -11,11 +11,7 @@ from nailgun_host.objects import task as task_obj
 class TaskCollectionHandler(BaseHandler):
     def GET(self):
         query = db.query(Task).order_by(Task.id)
-        cluster_id = web.input(cluster_id=None).cluster_id
-        if cluster_id:
-            if not cluster_id.isdigit():
-                raise errors.InvalidData("cluster_id must be an integer")
-            query = query.filter(Task.cluster_id == int(cluster_id))
+        query = filter_by_cluster(query, Task.cluster_id)
         return [task_obj.to_dict(t) for t in query]
 
 

@@ -5,6 +5,7 @@ request processor commits it when the request succeeds and rolls it back on any
 error, so a failed request leaves the database as it was.
 """
 import os
+import threading
 
 import sqlalchemy as sa
 from sqlalchemy import event, orm
@@ -25,7 +26,25 @@ class Base(orm.DeclarativeBase):
 _engine = None
 
 
+_request = threading.local()
+
+
+def expect_writes(flag):
+    """Tell SQLite whether this thread's next transactions may write.
+
+    A deferred SQLite transaction that reads and then writes can deadlock with another
+    one (``database is locked``); those that may write take the write lock up front
+    (``BEGIN IMMEDIATE``) and wait their turn instead. Reads stay concurrent.
+    """
+    _request.writes = flag
+
+
+def _sqlite_begin(connection):
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if getattr(_request, "writes", True) else "BEGIN")
+
+
 def _sqlite_pragmas(dbapi_connection, _record):
+    dbapi_connection.isolation_level = None  # transactions are begun by _sqlite_begin
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -41,6 +60,7 @@ def make_engine(url):
             os.makedirs(os.path.dirname(os.path.abspath(url.database)), exist_ok=True)
         engine = sa.create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     return sa.create_engine(url, pool_pre_ping=True)
 

@@ -8,12 +8,11 @@ concurrent allocators queue instead of failing.
 import copy
 import ipaddress
 
-import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup, Node, NodeGroup
+from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup, NodeGroup
 from nailgun_host.settings import settings
 
 ADMIN_NETWORK = "fuelweb_admin"
@@ -309,7 +308,7 @@ def network_to_dict(network):
 def serialize_configuration(cluster):
     networks = [network_to_dict(admin_network())] + [network_to_dict(n) for n in cluster_networks(cluster)]
     vips = {v.vip_name: {"ipaddr": v.ip_addr, "namespace": v.vip_namespace, "network": v.network}
-            for v in assign_vips(cluster)}
+            for v in get_vips(cluster)}
     data = {"networks": networks, "networking_parameters": cluster.networking_parameters, "vips": vips}
     for name in ("management", "public"):
         data["{0}_vip".format(name)] = vips.get(name, {}).get("ipaddr")

@@ -38,6 +38,10 @@ def default_volumes(meta):
     return volumes
 
 
+def _ordered_union(*lists):
+    return list(dict.fromkeys(role for roles in lists for role in roles))
+
+
 def create(data):
     node = Node(mac=data["mac"].lower(), ip=data.get("ip"), meta=data.get("meta", {}) or {},
                 status=data.get("status", "discover"),
@@ -82,9 +86,10 @@ def update(node, data):
             raise errors.InvalidData("Node {0} is not in a cluster; roles need one".format(node.id))
         roles = data.get("roles", node.roles)
         pending = data.get("pending_roles", node.pending_roles)
-        cluster_obj.validate_roles(node.cluster, sorted(set(roles) | set(pending)))
+        cluster_obj.validate_roles(node.cluster, _ordered_union(roles, pending))
         node.roles, node.pending_roles = list(roles), list(pending)
         network.assign_node_ips(node.cluster, [node])
+        network.assign_vips(node.cluster)
     db.flush()
     extensions.fire("on_node_update", node)
     return node
@@ -92,7 +97,7 @@ def update(node, data):
 
 def assign_to_cluster(nodes, cluster, pending_roles=(), roles=()):
     """Put nodes in a cluster: node group by admin IP, default interfaces, addresses."""
-    cluster_obj.validate_roles(cluster, sorted(set(roles) | set(pending_roles)))
+    cluster_obj.validate_roles(cluster, _ordered_union(roles, pending_roles))
     for node in nodes:
         if node.cluster_id is not None and node.cluster_id != cluster.id:
             raise errors.InvalidData("Node {0} is already assigned to cluster {1}".format(
@@ -103,6 +108,7 @@ def assign_to_cluster(nodes, cluster, pending_roles=(), roles=()):
         node.pending_addition = True
     db.flush()
     network.assign_node_ips(cluster, nodes)
+    network.assign_vips(cluster)
     for node in nodes:
         assign_default_interfaces(node)
         extensions.fire("on_node_update", node)

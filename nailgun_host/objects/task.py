@@ -29,16 +29,15 @@ def _start(name, cluster):
     return task
 
 
-def provision(cluster, nodes):
-    """One provisioning task for all the nodes; they become ``provisioning``."""
+def _run(name, cluster, nodes, method, respond_to, node_status, build_args):
+    """Record a task, hand its message to the orchestrator, mark nodes and cluster busy."""
     check_no_running_task(cluster)
     network.assign_vips(cluster)
-    task = _start("provision", cluster)
-    message = {"method": "native_provision", "respond_to": "provision_resp",
-               "args": {"task_uuid": task.uuid,
-                        "provisioning_info": serializers.provisioning_info(cluster, nodes)}}
+    task = _start(name, cluster)
+    message = {"method": method, "respond_to": respond_to,
+               "args": dict(build_args(), task_uuid=task.uuid)}
     for node in nodes:
-        node.status = "provisioning"
+        node.status = node_status
         node.progress = 0
     cluster.status = "deployment"
     get_orchestrator().cast(task, message)
@@ -46,19 +45,16 @@ def provision(cluster, nodes):
     return task
 
 
+def provision(cluster, nodes):
+    """One provisioning task for all the nodes; they become ``provisioning``."""
+    return _run("provision", cluster, nodes, "native_provision", "provision_resp", "provisioning",
+                lambda: {"provisioning_info": serializers.provisioning_info(cluster, nodes)})
+
+
 def deploy(cluster, nodes):
-    check_no_running_task(cluster)
-    network.assign_vips(cluster)
-    task = _start("deployment", cluster)
-    info = serializers.deployment_info(cluster, nodes)
-    message = {"method": "task_deploy", "respond_to": "deploy_resp",
-               "args": {"task_uuid": task.uuid, "deployment_info": info}}
-    for node in nodes:
-        node.status = "deploying"
-    cluster.status = "deployment"
-    get_orchestrator().cast(task, message)
-    db.flush()
-    return task
+    """One deployment task for the nodes, with the deployment info extensions shaped."""
+    return _run("deployment", cluster, nodes, "task_deploy", "deploy_resp", "deploying",
+                lambda: {"deployment_info": serializers.deployment_info(cluster, nodes)})
 
 
 def to_dict(task):

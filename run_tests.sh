@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# The one test command of fuel-nailgun-extensions.
+#
+#   ./run_tests.sh [pytest arguments...]        e.g. ./run_tests.sh -x -k assignment
+#
+# 1. As root, installs the Debian packages the tests need when they are missing
+#    (postgresql, ruby, hiera, puppet, rpm); as another user it says what it skips.
+# 2. Creates ./.venv (always this one, whatever virtualenv is active) and installs
+#    the package in it with its test extra: pip install -e '.[test]'.
+# 3. Runs pytest on SQLite (the default), then again on PostgreSQL with
+#    NAILGUN_TEST_DB_URL pointing at a database it drops and recreates each run.
+# 4. Runs the Ruby (Hiera backend) tests, if there are any.
+# It exits non-zero if any run fails and ends with one summary line per run.
+#
+# Environment:
+#   SKIP_POSTGRES=1          skip the PostgreSQL run (quick local runs)
+#   SKIP_RUBY=1              skip the Ruby tests
+#   NAILGUN_TEST_DB_NAME     PostgreSQL test database (default nailgun_test); use your
+#                            own name to run next to someone else's run
+#   NAILGUN_TEST_DB_URL      when not root: the PostgreSQL URL to test against (as root
+#                            the script sets up its own and ignores this)
+#   PYTHON                   interpreter used to create .venv (default: the first
+#                            python3.X >= 3.10 found)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+ROOT=$PWD
+VENV=$ROOT/.venv
+export DEBIAN_FRONTEND=noninteractive
+
+PG_ROLE=nailgun
+PG_PASSWORD=nailgun
+PG_DB=${NAILGUN_TEST_DB_NAME:-nailgun_test}
+HIERA_LIB=nailgun_ext_configdb/hiera/lib
+
+SUMMARY=()
+FAILED=0
+
+log() { printf '==> %s\n' "$*"; }
+warn() { printf '==> WARNING: %s\n' "$*" >&2; }
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# record LABEL RESULT: one line of the final summary; RESULT "passed"/"skipped ..."
+# or anything else, which counts as a failure.
+record() {
+    local label=$1 result=$2
+    SUMMARY+=("$(printf '%-22s %s' "$label" "$result")")
+    case $result in
+        passed* | skipped*) ;;
+        *) FAILED=1 ;;
+    esac
+}
+
+# --- 1. Debian packages ------------------------------------------------------
+
+have_postgresql() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null && command -v pg_ctlcluster >/dev/null; }
+
+missing_debian_packages() {
+    have_postgresql || echo postgresql
+    command -v ruby >/dev/null || echo ruby
+    command -v hiera >/dev/null || echo hiera
+    command -v puppet >/dev/null || echo puppet
+    command -v rpmbuild >/dev/null || echo rpm
+    return 0
+}
+
+install_debian_packages() {
+    local missing
+    missing=$(missing_debian_packages | xargs)
+    if [ -z "$missing" ]; then
+        return 0
+    fi
+    if is_root && command -v apt-get >/dev/null; then
+        log "apt-get install $missing"
+        apt-get update -qq
+        # shellcheck disable=SC2086
+        apt-get install -y -qq $missing >/dev/null
+    else
+        warn "not root (or no apt-get): not installing $missing; tests that need them are skipped"
+    fi
+}
+
+# --- 2. The virtualenv -------------------------------------------------------
+
+find_python() {
+    local candidate
+    for candidate in ${PYTHON:-} python3.13 python3.12 python3.11 python3.10 python3; do
+        if command -v "$candidate" >/dev/null &&
+            "$candidate" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+            command -v "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# The install is redone only when what it depends on changes.
+install_stamp() {
+    local f
+    {
+        for f in setup.cfg setup.py pyproject.toml; do
+            [ ! -f "$f" ] || cat "$f"
+        done
+        echo "$ROOT"
+        "$VENV/bin/python" -V 2>&1
+    } | sha256sum | cut -d' ' -f1
+}
+
+prepare_venv() {
+    unset VIRTUAL_ENV PYTHONHOME
+    if ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+        local python
+        if ! python=$(find_python); then
+            if is_root && command -v apt-get >/dev/null; then
+                log "apt-get install python3-venv"
+                apt-get update -qq && apt-get install -y -qq python3 python3-venv >/dev/null
+                python=$(find_python) || { echo "no usable Python >= 3.10" >&2; exit 1; }
+            else
+                echo "no Python >= 3.10 with venv/ensurepip found (set PYTHON=...)" >&2
+                exit 1
+            fi
+        fi
+        log "creating .venv with $python ($("$python" -V 2>&1))"
+        rm -rf "$VENV"
+        "$python" -m venv "$VENV"
+        "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
+    fi
+    local stamp
+    stamp=$(install_stamp)
+    if [ "$(cat "$VENV/.run_tests.stamp" 2>/dev/null)" != "$stamp" ]; then
+        log "pip install -e '.[test]' into .venv"
+        # setuptools in the venv: the packaging test builds the sdist with it.
+        "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test]' 'setuptools>=69.3'
+        echo "$stamp" >"$VENV/.run_tests.stamp"
+    fi
+    export PATH="$VENV/bin:$PATH"
+}
+
+# --- 3. PostgreSQL -----------------------------------------------------------
+
+# as_postgres CMD...: run a command as the postgres superuser, from a directory it can read.
+as_postgres() { (cd / && runuser -u postgres -- "$@"); }
+
+# Prints the URL of a freshly created test database; returns 1 (with a reason on
+# stderr) when PostgreSQL cannot be used here.
+setup_postgres() {
+    if ! [[ $PG_DB =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]]; then
+        echo "NAILGUN_TEST_DB_NAME must be a plain identifier, not '$PG_DB'" >&2
+        return 1
+    fi
+    if ! have_postgresql; then
+        echo "PostgreSQL is not installed" >&2
+        return 1
+    fi
+    # Prefer the Debian "main" cluster of the newest version that has one; create it if none.
+    local version="" port="" status=""
+    read -r version port status < <(pg_lsclusters -h | awk '$2 == "main" {print $1, $3, $4}' | sort -V | tail -1) || true
+    if [ -z "${version:-}" ]; then
+        version=$(find /usr/lib/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -1)
+        log "pg_createcluster $version main" >&2
+        pg_createcluster "$version" main >&2
+        read -r port status < <(pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" {print $3, $4}')
+    fi
+    if [[ $status != online* ]]; then
+        log "starting PostgreSQL $version/main" >&2
+        local rc=0
+        pg_ctlcluster "$version" main start >&2 || rc=$?
+        [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ] || { echo "pg_ctlcluster start failed ($rc)" >&2; return 1; }
+    fi
+    local tries=30
+    until pg_isready -q -h 127.0.0.1 -p "$port" || [ "$tries" -eq 0 ]; do
+        tries=$((tries - 1))
+        sleep 1
+    done
+    pg_isready -q -h 127.0.0.1 -p "$port" || { echo "PostgreSQL $version/main is not accepting connections on port $port" >&2; return 1; }
+    as_postgres psql -p "$port" -v ON_ERROR_STOP=1 -qc \
+        "DO \$\$BEGIN
+           IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$PG_ROLE') THEN
+             CREATE ROLE $PG_ROLE LOGIN PASSWORD '$PG_PASSWORD' CREATEDB;
+           ELSE
+             ALTER ROLE $PG_ROLE LOGIN PASSWORD '$PG_PASSWORD' CREATEDB;
+           END IF;
+         END\$\$" >&2
+    as_postgres env PGOPTIONS='-c client_min_messages=warning' dropdb -p "$port" --if-exists --force "$PG_DB" >&2
+    as_postgres createdb -p "$port" -O "$PG_ROLE" "$PG_DB" >&2
+    echo "postgresql+psycopg://$PG_ROLE:$PG_PASSWORD@127.0.0.1:$port/$PG_DB"
+}
+
+# --- 4. Test runs ------------------------------------------------------------
+
+# run_pytest LABEL [ENV=VALUE...] -- [pytest args...]
+run_pytest() {
+    local label=$1
+    shift
+    local env_args=()
+    while [ "$1" != "--" ]; do
+        env_args+=("$1")
+        shift
+    done
+    shift
+    log "pytest ($label)"
+    local rc=0 start=$SECONDS
+    env -u NAILGUN_TEST_DB_URL "${env_args[@]}" "$VENV/bin/python" -m pytest "$@" || rc=$?
+    local took=$((SECONDS - start))
+    if [ "$rc" -eq 0 ]; then
+        record "pytest ($label)" "passed in ${took}s"
+    elif [ "$rc" -eq 5 ]; then
+        record "pytest ($label)" "FAILED: no tests collected (rc 5) in ${took}s"
+    else
+        record "pytest ($label)" "FAILED (rc $rc) in ${took}s"
+    fi
+}
+
+# Ruby tests of the Hiera backends (minitest). Each tests/ruby/test_*.rb runs on its
+# own with the backends' lib on the load path: ruby -I nailgun_ext_configdb/hiera/lib FILE.
+# This is the place to add further Ruby runs (e.g. `ruby -Ilib test/...` of a Puppet module).
+run_ruby_tests() {
+    local files=()
+    shopt -s nullglob
+    files=(tests/ruby/test_*.rb)
+    shopt -u nullglob
+    if [ "${SKIP_RUBY:-0}" = 1 ]; then
+        record "ruby (hiera)" "skipped (SKIP_RUBY=1)"
+        return 0
+    fi
+    if [ "${#files[@]}" -eq 0 ]; then
+        record "ruby (hiera)" "skipped (no tests/ruby/test_*.rb)"
+        return 0
+    fi
+    if ! command -v ruby >/dev/null; then
+        record "ruby (hiera)" "skipped (ruby is not installed)"
+        return 0
+    fi
+    local f failed=() start=$SECONDS
+    for f in "${files[@]}"; do
+        log "ruby -I $HIERA_LIB $f"
+        ruby -I "$ROOT/$HIERA_LIB" "$f" || failed+=("$f")
+    done
+    if [ "${#failed[@]}" -eq 0 ]; then
+        record "ruby (hiera)" "passed (${#files[@]} files) in $((SECONDS - start))s"
+    else
+        record "ruby (hiera)" "FAILED: ${failed[*]}"
+    fi
+}
+
+main() {
+    install_debian_packages
+    prepare_venv
+
+    run_pytest sqlite -- "$@"
+
+    if [ "${SKIP_POSTGRES:-0}" = 1 ]; then
+        record "pytest (postgresql)" "skipped (SKIP_POSTGRES=1)"
+    elif is_root; then
+        local url
+        if url=$(setup_postgres); then
+            log "PostgreSQL test database: $url"
+            run_pytest postgresql "NAILGUN_TEST_DB_URL=$url" -- "$@"
+        else
+            record "pytest (postgresql)" "FAILED: could not set up PostgreSQL"
+        fi
+    elif [ -n "${NAILGUN_TEST_DB_URL:-}" ]; then
+        run_pytest postgresql "NAILGUN_TEST_DB_URL=$NAILGUN_TEST_DB_URL" -- "$@"
+    else
+        record "pytest (postgresql)" "skipped (not root and NAILGUN_TEST_DB_URL is not set)"
+    fi
+
+    run_ruby_tests
+
+    echo
+    log "summary"
+    printf '    %s\n' "${SUMMARY[@]}"
+    return "$FAILED"
+}
+
+main "$@"

@@ -1,0 +1,96 @@
+"""ConfigDB environments over HTTP."""
+import pytest
+
+from tests.configdb.conftest import API
+
+
+def test_create_by_component_names_and_ids(cdb):
+    a = cdb.component("a", ["r1"])
+    b = cdb.component("b", ["r2"])
+    body = cdb.environment(["b", a["id"]], levels=["rack", "nodes"])
+    assert body == {"id": body["id"], "components": [b["id"], a["id"]], "hierarchy_levels": ["rack", "nodes"],
+                    "revision": 0}
+    assert cdb.app.get(API + "/environments/{0}".format(body["id"])).json == body
+    assert cdb.app.get("/api/config/environments").json == [body]
+
+
+def test_explicit_id_and_its_conflict(cdb):
+    cdb.component("a", ["r"])
+    assert cdb.environment(["a"], id=7)["id"] == 7
+    resp = cdb.app.post_json(API + "/environments", {"id": 7, "components": [], "hierarchy_levels": []},
+                             status=409)
+    assert resp.json["message"] == "Environment with id 7 already exists"
+    assert cdb.environment([])["id"] == 8
+
+
+def test_name_is_accepted_as_in_tuning_box_demo(cdb):
+    cdb.component("comp1", ["resource1"])
+    assert cdb.environment(["comp1"], name="env1")["id"] == 1
+
+
+@pytest.mark.parametrize("body, status", [
+    ({"components": []}, 400),
+    ({"components": [], "hierarchy_levels": ["a/b"]}, 400),
+    ({"components": [], "hierarchy_levels": ["resources"]}, 400),
+    ({"components": [], "hierarchy_levels": ["x", "x"]}, 400),
+    ({"components": [True], "hierarchy_levels": []}, 400),
+    ({"components": [42], "hierarchy_levels": []}, 404),
+    ({"components": ["nope"], "hierarchy_levels": []}, 404),
+    ({"components": ["a", "a"], "hierarchy_levels": []}, 409),
+    ({"components": ["a", 1], "hierarchy_levels": []}, 409),
+    ({"components": ["a", "b"], "hierarchy_levels": []}, 409),
+])
+def test_bad_environments_change_nothing(cdb, body, status):
+    cdb.component("a", ["same"])
+    cdb.component("b", ["same"])
+    resp = cdb.app.post_json(API + "/environments", body, status=status)
+    assert resp.json["message"]
+    assert cdb.app.get(API + "/environments").json == []
+
+
+def test_update_components_clash_is_409(cdb):
+    a = cdb.component("a", ["same"])
+    cdb.component("b", ["same"])
+    env = cdb.environment(["a"])
+    url = API + "/environments/{0}".format(env["id"])
+    resp = cdb.app.patch_json(url, {"components": ["a", "b"]}, status=409)
+    assert "define the resource same" in resp.json["message"]
+    assert cdb.app.get(url).json["components"] == [a["id"]]
+
+
+def test_update_levels_drops_documents_of_removed_levels(cdb):
+    comp = cdb.component("a", ["r"])
+    env = cdb.environment(["a"], levels=["rack", "nodes"])
+    cdb.put(env["id"], "1", {"root": 1})
+    cdb.put(env["id"], "1", {"rack": 1}, levels="rack/A/")
+    cdb.put(env["id"], "1", {"node": 1}, levels="rack/A/nodes/n1/")
+    url = API + "/environments/{0}".format(env["id"])
+    body = cdb.app.put_json(url, {"hierarchy_levels": ["rack"]}).json
+    assert body["hierarchy_levels"] == ["rack"] and body["components"] == [comp["id"]]
+    assert cdb.get(env["id"], "r", levels="rack/A/", query="effective").json == {"root": 1, "rack": 1}
+    cdb.app.patch_json(url, {"hierarchy_levels": ["rack", "nodes"]})
+    assert cdb.get(env["id"], "r", levels="rack/A/nodes/n1/").json == {}
+
+
+def test_id_cannot_change(cdb):
+    env = cdb.environment([])
+    cdb.app.put_json(API + "/environments/{0}".format(env["id"]), {"id": 99}, status=400)
+
+
+def test_delete_environment_deletes_its_documents(cdb, session):
+    from nailgun_ext_configdb.models import Document, DocumentVersion
+    cdb.component("a", ["r"])
+    env = cdb.environment(["a"])
+    cdb.put(env["id"], "1", {"k": 1})
+    cdb.app.delete(API + "/environments/{0}".format(env["id"]), status=204)
+    resp = cdb.app.get(API + "/environments/{0}".format(env["id"]), status=404)
+    assert resp.json["message"] == "Cannot find an environment with the given identifier {0}".format(env["id"])
+    assert session.query(Document).count() == 0 and session.query(DocumentVersion).count() == 0
+
+
+def test_unknown_environment_is_404_everywhere(cdb):
+    for url in ("/environments/5", "/environments/5/resources/r/values", "/environments/5/resources/r/overrides",
+                "/environments/5/nodes/1/resources/r/values?effective"):
+        assert "Cannot find an environment" in cdb.app.get(API + url, status=404).json["message"]
+    cdb.app.put_json(API + "/environments/5/resources/r/values", {}, status=404)
+    cdb.app.delete(API + "/environments/5", status=404)

@@ -1,0 +1,73 @@
+"""SQL statements per request do not grow with depth, nodes, versions or list sizes."""
+import pytest
+
+from tests.configdb.conftest import API
+
+
+def _count(query_counter, call):
+    """SQL statements run by ``call``, leaving out SQLite's explicit BEGIN."""
+    with query_counter.counting():
+        call()
+    return len([s for s in query_counter.statements if not s.startswith("BEGIN")])
+
+
+def _hierarchy(cdb, depth, nodes, versions):
+    levels = ["l{0}".format(i) for i in range(depth - 1)] + ["nodes"]
+    rid = cdb.component("c", ["r"])["resource_definitions"][0]["id"]
+    env = cdb.environment(["c"], levels=levels)
+    prefix = "".join("{0}/v/".format(name) for name in levels[:-1])
+    for version in range(versions):
+        cdb.put(env["id"], rid, {"root": version})
+    for depth_index in range(len(levels) - 1):
+        cdb.put(env["id"], rid, {"level": depth_index}, levels="".join(
+            "{0}/v/".format(n) for n in levels[:depth_index + 1]), kind="overrides")
+    for node in range(nodes):
+        cdb.put(env["id"], rid, {"node": node}, levels=prefix + "nodes/n{0}/".format(node))
+    return env["id"], prefix + "nodes/n0/"
+
+
+@pytest.mark.parametrize("query", ["effective", "effective&show_lookup&key=root", "effective&version=1"])
+def test_effective_get_is_constant_in_depth_nodes_and_versions(cdb, query_counter, query):
+    small_env, small_path = _hierarchy(cdb, depth=1, nodes=1, versions=1)
+    small = _count(query_counter, lambda: cdb.get(small_env, "r", small_path, query=query))
+    cdb.app.delete(API + "/environments/{0}".format(small_env))
+    cdb.app.delete(API + "/components/1")
+    big_env, big_path = _hierarchy(cdb, depth=5, nodes=20, versions=8)
+    big = _count(query_counter, lambda: cdb.get(big_env, "r", big_path, query=query))
+    assert small == big
+    assert big == (6 if "version" in query else 4)
+
+
+def test_effective_get_on_a_linked_environment_by_fqdn(cdb, env, query_counter):
+    cluster = env.create(nodes_kwargs=[{"roles": ["compute"]}] * 3)
+    cdb.component("c", ["astute"])
+    cdb.environment(["c"], id=cluster["id"])
+    level = "nodes/{0}/".format(env.nodes[0]["fqdn"])
+    cdb.put(cluster["id"], "1", {"a": 1})
+    cdb.put(cluster["id"], "1", {"b": 1}, levels=level)
+    count = _count(query_counter, lambda: cdb.get(cluster["id"], "astute", level, query="effective"))
+    assert count == 5  # environment, data source, cluster, node, documents
+
+
+@pytest.mark.parametrize("url, make", [
+    ("/components", lambda cdb, i: cdb.component("c{0}".format(i), ["r1", "r2"])),
+    ("/environments", lambda cdb, i: cdb.environment([cdb.component("e{0}".format(i), ["r"])["id"]])),
+    ("/resource_definitions", lambda cdb, i: cdb.component("d{0}".format(i), ["r1", "r2"])),
+])
+def test_list_endpoints_have_no_n_plus_one(cdb, query_counter, url, make):
+    make(cdb, 0)
+    one = _count(query_counter, lambda: cdb.app.get(API + url))
+    for i in range(1, 8):
+        make(cdb, i)
+    many = _count(query_counter, lambda: cdb.app.get(API + url))
+    assert len(cdb.app.get(API + url).json) >= 8
+    assert one == many
+
+
+def test_history_is_constant_in_versions(cdb, query_counter, demo):
+    cdb.put(1, "1", {"v": 0})
+    url = cdb.url(1, "1") + "/history"
+    one = _count(query_counter, lambda: cdb.app.get(url))
+    for value in range(1, 10):
+        cdb.put(1, "1", {"v": value})
+    assert _count(query_counter, lambda: cdb.app.get(url)) == one

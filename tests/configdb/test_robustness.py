@@ -1,0 +1,49 @@
+"""Hostile input never ends in a 500, and is refused the same way on SQLite and PostgreSQL."""
+import pytest
+
+from nailgun_ext_configdb.models import Document
+from tests.configdb.conftest import API
+
+BIG = "9" * 30
+
+
+@pytest.mark.parametrize("url, status", [
+    ("/environments/" + BIG, 404),
+    ("/components/" + BIG, 404),
+    ("/resource_definitions/" + BIG, 404),
+    ("/environments/1/resources/" + BIG + "/values", 404),
+    ("/environments/1/resources/1/values?version=" + BIG, 400),
+    ("/resource_definitions?component_id=" + BIG, 400),
+    ("/environments/1/resources/1/values/diff?from=" + BIG, 400),
+    ("/environments/1/resources/1/values?key=.", 404),
+    ("/environments/1/resources/%ff/values", 404),
+    ("/environments/1/nodes/%00/resources/1/values", 400),
+    ("/environments/1/nodes/" + "x" * 2000 + "/resources/1/values", 400),
+])
+def test_hostile_reads(cdb, demo, url, status):
+    resp = cdb.app.get(API + url, status=status)
+    assert resp.json["message"]
+
+
+@pytest.mark.parametrize("raw", [b'{"a": "\\u0000"}', b'{"\\u0000": 1}', b'{"a": [NaN]}', b'{"a": 1e999}',
+                                 b'{"a": -Infinity}'])
+def test_values_every_database_cannot_store_alike_are_400(cdb, demo, raw, session):
+    resp = cdb.app.put(cdb.url(1, 1), raw, content_type="application/json", status=400)
+    assert resp.json["message"].startswith("Values must not contain")
+    assert session.query(Document).count() == 0
+
+
+@pytest.mark.parametrize("url, body", [
+    ("/components", {"name": "a\u0000b"}),
+    ("/environments", {"components": [], "hierarchy_levels": ["a\u0000"]}),
+    ("/environments", {"components": [10 ** 20], "hierarchy_levels": []}),
+    ("/environments", {"id": 10 ** 20, "components": [], "hierarchy_levels": []}),
+    ("/components", {"name": "x" * 300}),
+])
+def test_hostile_creates_are_400(cdb, url, body):
+    assert cdb.app.post_json(API + url, body, status=400).json["message"]
+
+
+def test_huge_list_index_in_keys_set_is_not_a_500(cdb, demo):
+    cdb.put(1, 1, {"a": [1]})
+    cdb.app.patch_json(cdb.url(1, 1) + "/keys/set", [["a", 10 ** 30, 1]], status=404)

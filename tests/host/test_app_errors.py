@@ -1,0 +1,93 @@
+"""Every answer is JSON with the right status, errors included."""
+import socket
+
+import pytest
+
+from nailgun_host.settings import settings
+
+
+def assert_json_error(response, status, message=None):
+    assert response.status_int == status
+    assert response.content_type == "application/json"
+    assert set(response.json) == {"message", "errors"}
+    if message is not None:
+        assert response.json["message"] == message
+    assert "Traceback" not in response.text and "<html" not in response.text.lower()
+
+
+@pytest.mark.parametrize("body, message", [
+    ("", "Empty request received"),
+    ("   ", "Empty request received"),
+    ("{not json", "Invalid json received"),
+    (b"\xff\xfe", "Invalid json received"),
+])
+def test_malformed_bodies_get_400(app, body, message):
+    response = app.post("/api/v1/releases/", body, content_type="application/json", status=400)
+    assert_json_error(response, 400, message)
+
+
+def test_schema_violation_names_the_field(app):
+    response = app.post_json("/api/v1/releases/", {"name": "r", "version": 9, "operating_system": "Ubuntu"},
+                             status=400)
+    assert_json_error(response, 400, "9 is not of type 'string' (at 'version')")
+
+
+@pytest.mark.parametrize("url", ["/api/v1/nothing-here", "/api/v1/clusters/xa/", "/elsewhere"])
+def test_unknown_urls_get_json_404(app, url):
+    assert_json_error(app.get(url, status=404), 404)
+
+
+def test_missing_object_gets_404(app):
+    assert_json_error(app.get("/api/v1/clusters/42/", status=404), 404, "Cluster not found")
+    assert_json_error(app.get("/api/v1/nodes/42/", status=404), 404, "Node with id 42 was not found.")
+
+
+def test_method_not_allowed_lists_allowed_methods_patch_included(app):
+    response = app.delete("/api/v1/version/", status=405)
+    assert_json_error(response, 405)
+    assert response.headers["Allow"] == "GET, HEAD"
+    response = app.post_json("/api/v1/clusters/1/attributes/", {}, status=405)
+    assert response.headers["Allow"] == "GET, HEAD, PUT, PATCH"
+
+
+def test_options_answers_with_allow(app):
+    response = app.options("/api/v1/clusters/", status=204)
+    assert response.headers["Allow"] == "GET, HEAD, POST, OPTIONS"
+
+
+def test_lowercase_or_unknown_methods_get_json_405(app):
+    for method in ("get", "BREW"):
+        response = app.request("/api/v1/version/", method=method, expect_errors=True)
+        assert_json_error(response, 405)
+
+
+def test_body_over_the_cap_gets_413_and_nothing_is_written(app):
+    settings["MAX_REQUEST_BODY"] = 1024
+    big = {"name": "r" * 2000, "version": "mitaka-9.0", "operating_system": "Ubuntu"}
+    assert_json_error(app.post_json("/api/v1/releases/", big, status=413), 413)
+    assert app.get("/api/v1/releases/").json == []
+
+
+def test_chunked_body_over_the_cap_gets_413_from_a_real_server(tmp_path, migrated_db, db_url):
+    from tests.conftest import LiveServer
+
+    config = tmp_path / "nailgun.yaml"
+    config.write_text("MAX_REQUEST_BODY: 100\n")
+    server = LiveServer(db_url, env={"NAILGUN_CONFIG": str(config)})
+    try:
+        chunk = b'{"name": "' + b"x" * 300 + b'"}'
+        request = (b"POST /api/v1/releases/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                   b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                   + b"%x\r\n" % len(chunk) + chunk + b"\r\n0\r\n\r\n")
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(request)
+            answer = b""
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                answer += data
+        assert answer.startswith(b"HTTP/1.1 413")
+        assert b"application/json" in answer and b"larger than the limit" in answer
+    finally:
+        server.stop()

@@ -1,0 +1,200 @@
+"""The core objects through the REST API: releases, clusters, nodes, networks, tasks."""
+import ipaddress
+
+from nailgun_host.db.models import Cluster, IPAddr, Task
+from nailgun_host.objects import release as release_obj
+
+
+def test_releases_are_ordered_by_real_versions(app, env):
+    for version in ("liberty-8.0", "newton-10.0", "mitaka-9.0", "kilo-7.0"):
+        env.create_release(name="R " + version, version=version)
+    listed = [r["version"] for r in app.get("/api/v1/releases/").json]
+    assert listed == ["newton-10.0", "mitaka-9.0", "liberty-8.0", "kilo-7.0"]
+
+
+def test_version_parsing_compares_numbers_not_strings():
+    assert release_obj.parse_version("10.0") > release_obj.parse_version("9.0")
+    assert release_obj.parse_version("9.0") == release_obj.parse_version("9")
+    assert release_obj.parse_version("6.1") > release_obj.parse_version("6.0.1")
+
+
+def test_release_gets_default_metadata_and_name_version_are_unique(app, env):
+    release = env.create_release()
+    assert "controller" in release["roles_metadata"]
+    assert release["environment_version"] == "9.0" and release["is_deployable"] is True
+    response = app.post_json("/api/v1/releases/", {"name": release["name"], "version": release["version"],
+                                                   "operating_system": "Ubuntu"}, status=409)
+    assert "already exists" in response.json["message"]
+
+
+def test_cluster_generated_credentials_are_created_once_and_never_served(app, env, session):
+    cluster = env.create_cluster()
+    stored = session.get(Cluster, cluster["id"]).generated_attributes
+    password = stored["mysql"]["root_password"]
+    assert isinstance(password, str) and len(password) == 24
+    assert "{" not in stored["provision"]["image_data"]["/"]["uri"]
+    app.patch_json("/api/v1/clusters/{0}/attributes/".format(cluster["id"]),
+                   {"editable": {"common": {"debug": {"value": True}}}})
+    session.expire_all()
+    assert session.get(Cluster, cluster["id"]).generated_attributes["mysql"]["root_password"] == password
+    for url in ("/api/v1/clusters/{0}/", "/api/v1/clusters/{0}/attributes/"):
+        assert password not in app.get(url.format(cluster["id"])).text
+    assert app.get("/api/v1/clusters/{0}/attributes/".format(cluster["id"])).json[
+        "editable"]["common"]["debug"]["value"] is True
+
+
+def test_cluster_names_are_unique(app, env):
+    cluster = env.create_cluster(name="env")
+    response = app.post_json("/api/v1/clusters/", {"name": "env", "release_id": cluster["release_id"]}, status=409)
+    assert response.json["message"] == "Environment with this name 'env' already exists."
+
+
+def test_cluster_on_a_missing_release_is_404(app):
+    response = app.post_json("/api/v1/clusters/", {"name": "env", "release_id": 7}, status=404)
+    assert response.json["message"] == "Release with id 7 not found"
+
+
+def _addresses(node, network):
+    return [d["ip"].split("/")[0] for d in node["network_data"] if d["name"] == network]
+
+
+def test_assigned_nodes_get_addresses_in_the_cluster_networks(app, env):
+    cluster = env.create_cluster()
+    config = env.network_configuration(cluster["id"])
+    cidrs = {n["name"]: ipaddress.ip_network(n["cidr"]) for n in config["networks"] if n["cidr"]}
+    controller = env.create_node(cluster_id=cluster["id"], roles=["controller"])
+    compute = env.create_node()
+    app.post_json("/api/v1/clusters/{0}/assignment/".format(cluster["id"]),
+                  [{"id": compute["id"], "roles": ["compute"]}])
+    controller, compute = env.get_node(controller["id"]), env.get_node(compute["id"])
+    for name in ("management", "storage", "public"):
+        (address,) = _addresses(controller, name)
+        assert ipaddress.ip_address(address) in cidrs[name]
+    assert _addresses(compute, "public") == []
+    assert _addresses(compute, "management") != _addresses(controller, "management")
+
+
+def test_interfaces_get_default_network_assignments(app, env):
+    cluster = env.create_cluster()
+    node = env.create_node(cluster_id=cluster["id"], roles=["compute"])
+    interfaces = app.get("/api/v1/nodes/{0}/interfaces/".format(node["id"])).json
+    assigned = {i["name"]: {n["name"] for n in i["assigned_networks"]} for i in interfaces}
+    assert assigned["eth0"] == {"fuelweb_admin"}
+    assert {"management", "storage", "public", "private"} <= assigned["eth1"]
+
+
+def test_interfaces_can_be_bonded_and_validated(app, env):
+    cluster = env.create_cluster()
+    node = env.create_node(cluster_id=cluster["id"], roles=["compute"], nics=3)
+    url = "/api/v1/nodes/{0}/interfaces/".format(node["id"])
+    interfaces = app.get(url).json
+    networks = interfaces[1]["assigned_networks"]
+    body = [{"name": "eth0", "assigned_networks": interfaces[0]["assigned_networks"]},
+            {"name": "eth1", "assigned_networks": []}, {"name": "eth2", "assigned_networks": []},
+            {"name": "bond0", "type": "bond", "mode": "balance-rr",
+             "slaves": [{"name": "eth1"}, {"name": "eth2"}], "assigned_networks": networks}]
+    result = {i["name"]: i for i in app.put_json(url, body).json}
+    assert result["bond0"]["slaves"] == [{"name": "eth1"}, {"name": "eth2"}]
+    assert result["bond0"]["assigned_networks"] == networks
+    twice = [dict(body[0]), dict(body[1], assigned_networks=body[0]["assigned_networks"])]
+    response = app.put_json(url, twice, status=400)
+    assert "more than one interface" in response.json["message"]
+    assert {i["name"] for i in app.get(url).json} == {"eth0", "eth1", "eth2", "bond0"}
+
+
+def test_unassigned_nodes_release_their_addresses(app, env, session):
+    cluster = env.create_cluster()
+    node = env.create_node(cluster_id=cluster["id"], roles=["compute"])
+    app.post_json("/api/v1/clusters/{0}/unassignment/".format(cluster["id"]), [{"id": node["id"]}])
+    node = env.get_node(node["id"])
+    assert node["cluster"] is None and node["roles"] == [] and node["status"] == "discover"
+    assert [d["name"] for d in node["network_data"]] == ["fuelweb_admin"]
+
+
+def test_roles_are_checked_on_assignment(app, env):
+    cluster = env.create_cluster()
+    node = env.create_node()
+    url = "/api/v1/clusters/{0}/assignment/".format(cluster["id"])
+    response = app.post_json(url, [{"id": node["id"], "roles": ["controller", "compute"]}], status=400)
+    assert response.json["message"] == "Role 'controller' in conflict with role 'compute'."
+    response = app.post_json(url, [{"id": node["id"], "roles": ["wizard"]}], status=400)
+    assert response.json["message"] == "['wizard'] are not valid roles for node in environment {0}".format(
+        cluster["id"])
+    response = app.post_json(url, [{"id": node["id"], "roles": ["mongo"]}], status=400)
+    assert response.json["message"].startswith("Role 'mongo' restrictions mismatch")
+    assert env.get_node(node["id"])["cluster"] is None
+
+
+def test_vips_are_allocated_once_a_controller_joins(app, env):
+    cluster = env.create_cluster()
+    url = "/api/v1/clusters/{0}/network_configuration/ips/vips/".format(cluster["id"])
+    assert app.get(url).json == []
+    env.create_node(cluster_id=cluster["id"], roles=["controller"])
+    vips = {v["vip_name"]: v for v in app.get(url).json}
+    assert set(vips) == {"public", "vrouter_pub", "management", "vrouter"}
+    config = env.network_configuration(cluster["id"])
+    assert config["management_vip"] == vips["management"]["ip_addr"]
+    node_ips = {d["ip"].split("/")[0] for n in app.get("/api/v1/nodes/").json for d in n["network_data"]}
+    assert not node_ips & {v["ip_addr"] for v in vips.values()}
+
+
+def test_network_configuration_can_be_changed_and_is_validated(app, env):
+    cluster = env.create_cluster()
+    url = "/api/v1/clusters/{0}/network_configuration/neutron/".format(cluster["id"])
+    config = app.get(url).json
+    management = next(n for n in config["networks"] if n["name"] == "management")
+    change = {"id": management["id"], "cidr": "10.100.0.0/24", "vlan_start": 200,
+              "ip_ranges": [["10.100.0.10", "10.100.0.20"], ["10.100.0.30", "10.100.0.40"]]}
+    updated = app.put_json(url, {"networks": [change], "networking_parameters": {"vlan_range": [2000, 2010]}}).json
+    management = next(n for n in updated["networks"] if n["name"] == "management")
+    assert management["cidr"] == "10.100.0.0/24" and management["vlan_start"] == 200
+    assert management["ip_ranges"] == change["ip_ranges"]
+    assert updated["networking_parameters"]["vlan_range"] == [2000, 2010]
+    for bad, message in ((dict(change, cidr="10.100.0.0/33"), "Invalid CIDR"),
+                         (dict(change, ip_ranges=[["10.200.0.1", "10.200.0.5"]]), "outside the CIDR"),
+                         (dict(change, ip_ranges=[["10.100.0.9", "10.100.0.1"]]), "reversed"),
+                         (dict(change, id=9999), "does not belong")):
+        response = app.put_json(url, {"networks": [bad]}, status=400)
+        assert message in response.json["message"]
+    assert app.get(url).json == updated
+
+
+def test_node_groups_get_their_own_networks(app, env):
+    cluster = env.create_cluster()
+    group = app.post_json("/api/v1/nodegroups/", {"cluster_id": cluster["id"], "name": "rack-2"}, status=201).json
+    networks = env.network_configuration(cluster["id"])["networks"]
+    assert {n["name"] for n in networks if n["group_id"] == group["id"]} >= {"management", "public", "storage"}
+    app.post_json("/api/v1/nodegroups/", {"cluster_id": cluster["id"], "name": "rack-2"}, status=409)
+    app.delete("/api/v1/nodegroups/{0}/".format(group["id"]), status=204)
+    assert not [n for n in env.network_configuration(cluster["id"])["networks"] if n["group_id"] == group["id"]]
+
+
+def test_provisioning_records_the_orchestrator_message_and_blocks_a_second_run(app, env, session):
+    cluster = env.create_cluster()
+    nodes = [env.create_node(cluster_id=cluster["id"], roles=["controller"]) for _ in range(2)]
+    response = app.put("/api/v1/clusters/{0}/provision/?nodes={1}".format(cluster["id"], nodes[0]["id"]),
+                       status=202)
+    task = response.json
+    assert task["name"] == "provision" and task["status"] == "pending"
+    message = session.get(Task, task["id"]).cache
+    assert message["method"] == "native_provision"
+    assert [n["uid"] for n in message["args"]["provisioning_info"]["nodes"]] == [str(nodes[0]["id"])]
+    assert env.get_node(nodes[0]["id"])["status"] == "provisioning"
+    again = app.put("/api/v1/clusters/{0}/provision/".format(cluster["id"]), status=409)
+    assert "already running" in again.json["message"]
+    assert app.get("/api/v1/tasks/?cluster_id={0}".format(cluster["id"])).json == [task]
+
+
+def test_deleting_a_cluster_returns_its_nodes_to_discovery(app, env, session):
+    cluster = env.create_cluster()
+    node = env.create_node(cluster_id=cluster["id"], roles=["controller"])
+    app.delete("/api/v1/clusters/{0}/".format(cluster["id"]), status=204)
+    assert env.get_node(node["id"])["cluster"] is None
+    assert session.query(IPAddr).filter(IPAddr.vip_name.isnot(None)).count() == 0
+    app.get("/api/v1/clusters/{0}/".format(cluster["id"]), status=404)
+
+
+def test_node_macs_are_unique(app, env):
+    node = env.create_node()
+    response = app.post_json("/api/v1/nodes/", {"mac": node["mac"].upper()}, status=409)
+    assert "already exists" in response.json["message"]

@@ -1,0 +1,81 @@
+"""Migrations from an empty database, on SQLite and (with NAILGUN_TEST_DB_URL) PostgreSQL."""
+import uuid
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from nailgun_host.db import Base, make_engine, migration
+from nailgun_host.extensions import get_all_extensions
+
+
+@pytest.fixture
+def empty_db_url(db_url, tmp_path):
+    """A brand-new database of the same kind as the suite's."""
+    url = sa.make_url(db_url)
+    if url.get_backend_name() == "sqlite":
+        yield "sqlite:///" + str(tmp_path / "fresh.db")
+        return
+    name = "nailgun_migr_" + uuid.uuid4().hex[:8]
+    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(sa.text('CREATE DATABASE "{0}"'.format(name)))
+    yield url.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as connection:
+        connection.execute(sa.text('DROP DATABASE "{0}" WITH (FORCE)'.format(name)))
+    admin.dispose()
+
+
+def _tables(url):
+    engine = make_engine(url)
+    try:
+        return set(sa.inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_syncdb_builds_everything_from_empty_and_is_idempotent(empty_db_url):
+    migration.syncdb(empty_db_url)
+    tables = _tables(empty_db_url)
+    assert {"releases", "clusters", "nodegroups", "network_groups", "ip_addrs", "nodes", "tasks",
+            "alembic_version"} <= tables
+    for extension in get_all_extensions():
+        if extension.alembic_migrations_path():
+            assert extension.alembic_table_version() in tables
+    migration.syncdb(empty_db_url)
+    assert _tables(empty_db_url) == tables
+
+
+def test_models_match_the_migrations(empty_db_url):
+    import nailgun_host.db.models  # noqa: F401  (the core's tables)
+
+    migration.syncdb(empty_db_url)  # imports every extension, and so their models
+    engine = make_engine(empty_db_url)
+    try:
+        with engine.connect() as connection:
+            # every extension's version table is alembic's, not a model's
+            context = MigrationContext.configure(connection, opts={
+                "compare_type": False,
+                "include_name": lambda name, kind, _parent: not (
+                    kind == "table" and name.endswith("alembic_version"))})
+            differences = compare_metadata(context, Base.metadata)
+    finally:
+        engine.dispose()
+    assert differences == []
+
+
+def test_an_extension_downgrades_alone(empty_db_url):
+    migration.syncdb(empty_db_url)
+    before = _tables(empty_db_url)
+    with_tables = [e for e in get_all_extensions() if e.alembic_migrations_path()]
+    if not with_tables:
+        pytest.skip("no installed extension has migrations yet")
+    extension = with_tables[0]
+    migration.downgrade_extension(extension, empty_db_url)
+    after = _tables(empty_db_url)
+    removed = before - after
+    assert removed and all(t.startswith(extension.table_prefix()) for t in removed)
+    assert "releases" in after
+    migration.syncdb(empty_db_url)
+    assert _tables(empty_db_url) == before

@@ -1,0 +1,1 @@
+raise ImportError("this extension is broken on purpose")

@@ -1,0 +1,61 @@
+"""Toy extension A: URLs, a pipeline, callbacks and a provided method, for host tests."""
+from nailgun_host import errors
+from nailgun_host.api.base import BaseHandler
+from nailgun_host.db import db
+from nailgun_host.db.models import Release
+from nailgun_host.extensions import BaseExtension, BasePipeline
+
+EVENTS = []
+
+
+class ToyPingHandler(BaseHandler):
+    def GET(self):
+        return {"pong": "toy_a"}
+
+    def PATCH(self):
+        return {"patched": True}
+
+
+class ToyFailHandler(BaseHandler):
+    """Writes a row, then fails: the row must not survive the request."""
+
+    def POST(self, how):
+        db.add(Release(name="half-written", version="1-1.0", operating_system="Ubuntu"))
+        db.flush()
+        if how == "invalid":
+            raise errors.InvalidData("refused after a write")
+        raise RuntimeError("a bug in an extension")
+
+
+class ToyPipeline(BasePipeline):
+    @classmethod
+    def process_deployment_for_cluster(cls, cluster, data):
+        data["toy_a"] = {"cluster": cluster.id}
+
+
+def _recorder(event):
+    def callback(cls, obj, *args):
+        EVENTS.append(("toy_a", event, getattr(obj, "id", obj)))
+    return classmethod(callback)
+
+
+class ToyA(BaseExtension):
+    name = "toy_a"
+    version = "0.1.0"
+    description = "Toy extension A"
+    provides = ["toy_answer"]
+    urls = [{"uri": r"/toy/ping/?", "handler": ToyPingHandler},
+            {"uri": r"/toy/fail/(invalid|crash)/?", "handler": ToyFailHandler}]
+    data_pipelines = [ToyPipeline]
+
+    on_cluster_create = _recorder("cluster_create")
+    on_cluster_delete = _recorder("cluster_delete")
+    on_node_create = _recorder("node_create")
+    on_node_update = _recorder("node_update")
+    on_node_delete = _recorder("node_delete")
+    on_remove_node_from_cluster = _recorder("remove_node_from_cluster")
+    on_node_collection_delete = _recorder("node_collection_delete")
+
+    @classmethod
+    def toy_answer(cls, value):
+        return value * 2
