@@ -8,7 +8,7 @@ import yaml
 
 HERE = Path(__file__).parent
 HIERA_LIB = HERE.parents[1] / "nailgun_ext_configdb" / "hiera" / "lib"
-PUPPET_MODULE = HERE.parents[1] / "nailgun_ext_configdb" / "hiera" / "puppet" / "configdb"
+PUPPET_MODULE = HERE.parents[1] / "nailgun_ext_configdb" / "hiera" / "puppet" / "modules" / "configdb"
 FUEL_ORDER = ["override/node", "override/plugins", "override/configuration/node",
               "override/configuration/role", "override/configuration/cluster", "globals", "astute"]
 #: a test-only function: Puppet 7 has no to_json without stdlib

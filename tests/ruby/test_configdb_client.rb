@@ -2,7 +2,7 @@
 # Run: ruby -I nailgun_ext_configdb/hiera/lib tests/ruby/test_configdb_client.rb
 require 'minitest/autorun'
 require 'tmpdir'
-require 'configdb/client'
+require 'hiera/backend/configdb_client'
 require_relative 'recording_server'
 
 class ConfigDBClientTest < Minitest::Test

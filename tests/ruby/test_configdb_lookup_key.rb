@@ -10,7 +10,7 @@ require_relative 'recording_server'
 
 class ConfigDBLookupKeyTest < Minitest::Test
   LIB = File.expand_path('../../nailgun_ext_configdb/hiera/lib', __dir__)
-  MODULE = File.expand_path('../../nailgun_ext_configdb/hiera/puppet/configdb', __dir__)
+  MODULE = File.expand_path('../../nailgun_ext_configdb/hiera/puppet/modules/configdb', __dir__)
   PREFIX = '/api/v1/config/environments/3/nodes/node-4.domain.tld/resources'
 
   def setup

@@ -12,7 +12,7 @@
 #     :password: admin
 #     :ca_file: /etc/pki/tls/certs/fuel.crt
 # A key no data source has falls through to the next backend.
-require 'configdb/client'
+require 'hiera/backend/configdb_client'
 
 class Hiera
   module Backend

@@ -14,8 +14,8 @@
 #       password: admin
 #       ca_file: /etc/pki/tls/certs/fuel.crt
 # Each data source is fetched once per catalog compilation (the function context's cache) and
-# revalidated with If-None-Match in the next one. Needs configdb/client.rb on Ruby's load path.
-require 'configdb/client'
+# revalidated with If-None-Match in the next one. Needs hiera/backend/configdb_client.rb on Ruby's load path.
+require 'hiera/backend/configdb_client'
 
 Puppet::Functions.create_function(:'configdb::lookup_key') do
   dispatch :lookup_key do
