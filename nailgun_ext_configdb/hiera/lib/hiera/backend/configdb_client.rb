@@ -41,13 +41,10 @@ module ConfigDB
       end
     end
 
-    attr_reader :requests
-
     # options: url, user, password, ca_file, ssl_verify (default true), open_timeout, read_timeout
     def initialize(options = {})
       @options = DEFAULTS.merge(options.each_with_object({}) { |(k, v), h| h[k.to_s] = v })
       @base = @options['url'].to_s.chomp('/')
-      @requests = 0
     end
 
     def source_url(environment, node, source)
@@ -84,7 +81,6 @@ module ConfigDB
       request['Accept'] = 'application/json'
       request['If-None-Match'] = entry.etag if entry && entry.etag
       request.basic_auth(@options['user'].to_s, @options['password'].to_s) if @options['user']
-      @requests += 1
       response = connection(uri).request(request)
       case response
       when Net::HTTPNotModified then Entry.new(entry.etag, entry.data, now)
@@ -93,10 +89,14 @@ module ConfigDB
       else raise Error, "ConfigDB answered #{response.code} for #{url}: #{server_message(response)}"
       end
     rescue *NETWORK_ERRORS => e
+      @http = nil
       raise Error, "ConfigDB at #{@base} cannot be reached (#{url}): #{e.class}: #{e.message}"
     end
 
+    # One kept-alive connection per client: a run's requests share it (Net::HTTP retries an
+    # idempotent GET once if the server closed it meanwhile).
     def connection(uri)
+      return @http if @http&.started?
       http = Net::HTTP.new(uri.host, uri.port)
       http.open_timeout = @options['open_timeout'].to_f
       http.read_timeout = @options['read_timeout'].to_f
@@ -105,7 +105,7 @@ module ConfigDB
         http.ca_file = @options['ca_file'] if @options['ca_file']
         http.verify_mode = @options['ssl_verify'] == false ? OpenSSL::SSL::VERIFY_NONE : OpenSSL::SSL::VERIFY_PEER
       end
-      http
+      @http = http.start
     end
 
     def parse(url, body)

@@ -27,12 +27,10 @@ Puppet::Functions.create_function(:'configdb::lookup_key') do
   def lookup_key(key, options, context)
     key = key.to_s
     return context.not_found if key == 'lookup_options'
-    environment = context.interpolate(options['environment'].to_s)
-    node = context.interpolate((options['node'] || '%{::fqdn}').to_s)
-    sources = options['uri'] ? [options['uri']] : Array(options['hierarchy'] || ConfigDB::FUEL_HIERARCHY)
-    client = context.cache_has_key(:client) ? context.cached_value(:client) : context.cache(:client, ConfigDB::Client.new(options))
+    run = context.cache_has_key(:run) ? context.cached_value(:run) : context.cache(:run, start_run(options, context))
+    sources = options['uri'] ? [options['uri']] : run[:hierarchy]
     sources.each do |source|
-      data = values(client, context, environment, node, source)
+      data = run[:data][source] ||= run[:client].effective(run[:environment], run[:node], source)
       return context.interpolate(data[key]) if data.include?(key)
     end
     context.not_found
@@ -40,9 +38,12 @@ Puppet::Functions.create_function(:'configdb::lookup_key') do
     raise Puppet::DataBinding::LookupError, e.message
   end
 
-  def values(client, context, environment, node, source)
-    cache_key = [environment, node, source]
-    return context.cached_value(cache_key) if context.cache_has_key(cache_key)
-    context.cache(cache_key, client.effective(environment, node, source))
+  # What stays the same for a whole compilation: the node, its environment, the data fetched so far.
+  def start_run(options, context)
+    { client: ConfigDB::Client.new(options),
+      environment: context.interpolate(options['environment'].to_s),
+      node: context.interpolate((options['node'] || '%{::fqdn}').to_s),
+      hierarchy: Array(options['hierarchy'] || ConfigDB::FUEL_HIERARCHY),
+      data: {} }
   end
 end
