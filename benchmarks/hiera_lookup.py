@@ -32,16 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.configdb_clients import puppet_env  # noqa: E402
 
 KEYS = 500
-TIMED = """require 'hiera'
-require 'json'
-require 'yaml'
-hiera = Hiera.new(config: ARGV[0])
-scope = YAML.load_file(ARGV[1])
-keys = JSON.parse(File.read(ARGV[2]))
-start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-found = keys.count { |key| !hiera.lookup(key, nil, scope).nil? }
-puts JSON.generate('seconds' => Process.clock_gettime(Process::CLOCK_MONOTONIC) - start, 'found' => found)
-"""
 
 
 def value(rng, i):
@@ -114,16 +104,6 @@ def puppet_run(codedir, keys, out_file):
     return compiled, wall, json.loads(Path(out_file).read_text())
 
 
-def hiera3_run(config, scope, keys, work):
-    keys_file = work / "keys.json"
-    keys_file.write_text(json.dumps(keys))
-    script = work / "timed.rb"
-    script.write_text(TIMED)
-    result = subprocess.run(["ruby", str(script), str(config), str(scope), str(keys_file)], capture_output=True,
-                            text=True, env=puppet_env.ruby_environ(), check=True)
-    return json.loads(result.stdout)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -153,9 +133,10 @@ def main():
         hiera3 = {name: [] for name in h3}
         for _ in range(args.runs):
             for name, config in h3.items():
-                run = hiera3_run(config, scope, keys, work)
-                assert run["found"] == KEYS
+                run = puppet_env.hiera_all(config, scope, keys, work)
+                answers[name] = run["values"]
                 hiera3[name].append(run["seconds"])
+        assert answers["configdb"] == answers["yaml"], "the Hiera 3 backends disagree"
     finally:
         server.terminate()
         server.wait()

@@ -268,6 +268,24 @@ class _Delete(_Crud, Command):
         self.app.stdout.write("Deleted {0} {1}\n".format(self.collection.rstrip("s").replace("_", " "), args.id))
 
 
+class _Update(_Crud, ShowOne):
+    """PATCH the given fields (``body``), then show the object as stored."""
+
+    fields = ""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("id", type=int)
+        return parser
+
+    def take_action(self, args):
+        body = self.body(args)
+        if not body:
+            raise ConfigDBError("Nothing to update: give {0}".format(self.fields))
+        self.client.patch(self.url(args.id), body)
+        return self.shown(self.client.get(self.url(args.id)))
+
+
 class _Component(_Crud):
     collection = "components"
     columns = ("id", "name", "resource_definitions")
@@ -302,26 +320,24 @@ class ComponentCreate(_Component, ShowOne):
         return self.shown(self.client.post(self.url(), {"name": args.name, "resource_definitions": definitions}))
 
 
-class ComponentUpdate(_Component, ShowOne):
+class ComponentUpdate(_Component, _Update):
     """Rename a component or set which resource definitions (ids) it has."""
+
+    fields = "--name or --resource-definitions"
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("id", type=int)
         parser.add_argument("-n", "--name")
         parser.add_argument("--resource-definitions", help="comma-separated ids ('[]' for none)")
         return parser
 
-    def take_action(self, args):
+    def body(self, args):
         body = {}
         if args.name:
             body["name"] = args.name
         if args.resource_definitions is not None:
             body["resource_definitions"] = [{"id": i} for i in _ids(args.resource_definitions)]
-        if not body:
-            raise ConfigDBError("Nothing to update: give --name or --resource-definitions")
-        self.client.patch(self.url(args.id), body)
-        return self.shown(self.client.get(self.url(args.id)))
+        return body
 
 
 class _Definition(_Crud):
@@ -383,22 +399,11 @@ class DefinitionCreate(_DefinitionWrite):
         return self.shown(self.client.post(self.url(), self.body(args)))
 
 
-class DefinitionUpdate(_DefinitionWrite):
+class DefinitionUpdate(_DefinitionWrite, _Update):
     """Change a resource definition's name, component or content."""
 
     required = False
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument("id", type=int)
-        return parser
-
-    def take_action(self, args):
-        body = self.body(args)
-        if not body:
-            raise ConfigDBError("Nothing to update: give --name, --component-id, --content or --data-format")
-        self.client.patch(self.url(args.id), body)
-        return self.shown(self.client.get(self.url(args.id)))
+    fields = "--name, --component-id, --content or --data-format"
 
 
 class _Environment(_Crud):
@@ -435,24 +440,22 @@ class EnvironmentCreate(_Environment, ShowOne):
         return self.shown(self.client.post(self.url(), body))
 
 
-class EnvironmentUpdate(_Environment, ShowOne):
+class EnvironmentUpdate(_Environment, _Update):
     """Change an environment's components or hierarchy levels ('[]' for none)."""
+
+    fields = "--components or --levels"
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("id", type=int)
         parser.add_argument("-i", "--components")
         parser.add_argument("-l", "--levels")
         return parser
 
-    def take_action(self, args):
+    def body(self, args):
         body = {}
         if args.components is not None:
             body["components"] = _ids(args.components)
         if args.levels is not None:
             body["hierarchy_levels"] = _ids(args.levels)
-        if not body:
-            raise ConfigDBError("Nothing to update: give --components or --levels")
-        self.client.patch(self.url(args.id), body)
-        return self.shown(self.client.get(self.url(args.id)))
+        return body
 

@@ -37,11 +37,12 @@ def test_use_case_4_hiera_deployment_id(uploaded, fuel_ext, tmp_path):
 def test_every_uploaded_key_reads_back_exactly_through_hiera_3(uploaded, tmp_path):
     expected = hiera_expectation(tree_sources())
     scope = puppet_env.write_scope(tmp_path)
-    through_configdb = puppet_env.hiera_all(puppet_env.write_hiera3(tmp_path, uploaded), scope, expected, tmp_path)
+    through_configdb = puppet_env.hiera_all(puppet_env.write_hiera3(tmp_path, uploaded), scope, expected,
+                                            tmp_path)["values"]
     assert through_configdb == expected
     (tmp_path / "yaml").mkdir()
     local = puppet_env.write_hiera3(tmp_path / "yaml", yaml_tree=HIERA_TREE)
-    assert puppet_env.hiera_all(local, scope, expected, tmp_path) == through_configdb
+    assert puppet_env.hiera_all(local, scope, expected, tmp_path)["values"] == through_configdb
 
 
 def test_hiera_3_merges_across_data_sources(uploaded, tmp_path):
