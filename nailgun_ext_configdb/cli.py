@@ -80,6 +80,8 @@ class ResourceMixin(ClientMixin):
 
 
 class ConfigCommand(ResourceMixin, Command):
+    """A command on one resource whose output is the server's JSON, rendered as asked."""
+
     def emit(self, text):
         self.app.stdout.write(text + "\n")
 
