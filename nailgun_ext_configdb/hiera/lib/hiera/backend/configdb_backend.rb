@@ -1,0 +1,67 @@
+# Hiera 3 backend reading Fuel's deployment facts from ConfigDB.
+#
+# hiera.yaml:
+#   :backends: [configdb, yaml]
+#   :configdb:
+#     :url: http://10.20.0.2:8000/api/v1/config
+#     :environment: "%{::fuel_environment}"  # the ConfigDB environment (Nailgun cluster) id
+#     :node: "%{::fqdn}"                     # default; the node's FQDN or Nailgun id
+#     :hierarchy: [override/node, ..., astute]  # default: Fuel's order (ConfigDB::FUEL_HIERARCHY)
+#     :cache_ttl: 5                          # seconds before a data source is revalidated (ETag)
+#     :user: admin
+#     :password: admin
+#     :ca_file: /etc/pki/tls/certs/fuel.crt
+# A key no data source has falls through to the next backend.
+require 'hiera/backend/configdb_client'
+
+class Hiera
+  module Backend
+    class Configdb_backend
+      def initialize(_cache = nil)
+        @options = (Config[:configdb] || {}).each_with_object({}) { |(k, v), h| h[k.to_s] = v }
+        @client = ConfigDB::Client.new(@options)
+        @hierarchy = Array(@options['hierarchy'] || ConfigDB::FUEL_HIERARCHY)
+        @max_age = (@options['cache_ttl'] || 5).to_f
+        Hiera.debug("[configdb] backend for #{@options['url']}, data sources #{@hierarchy.join(', ')}")
+      end
+
+      def lookup(key, scope, _order_override, resolution_type, context = { recurse_guard: nil })
+        environment = Backend.parse_string(@options['environment'].to_s, scope)
+        node = node_of(scope)
+        answer = nil
+        found = false
+        @hierarchy.each do |source|
+          data = @client.effective(environment, node, source, max_age: @max_age)
+          next unless data.include?(key)
+          found = true
+          Hiera.debug("[configdb] found #{key} in #{source} of node #{node}")
+          value = Backend.parse_answer(data[key], scope, {}, context)
+          case resolution_type.is_a?(Hash) ? :hash : resolution_type
+          when :array
+            unless value.is_a?(Array) || value.is_a?(String)
+              raise Exception, "Hiera type mismatch for key '#{key}': expected Array and got #{value.class}"
+            end
+            (answer ||= []) << value
+          when :hash
+            raise Exception, "Hiera type mismatch for key '#{key}': expected Hash and got #{value.class}" unless value.is_a?(Hash)
+            answer = Backend.merge_answer(value, answer || {}, resolution_type)
+          else
+            answer = value
+            break
+          end
+        end
+        throw :no_such_key unless found
+        answer
+      end
+
+      private
+
+      def node_of(scope)
+        return Backend.parse_string(@options['node'].to_s, scope) if @options['node']
+        node = scope['::fqdn']
+        node = scope['fqdn'] if node.nil? || node == :undefined || node.to_s.empty?
+        node.nil? || node == :undefined ? '' : node.to_s
+      end
+    end
+  end
+end

@@ -1,0 +1,49 @@
+# Hiera 5 lookup_key function reading Fuel's deployment facts from ConfigDB (Puppet >= 4.9).
+#
+# hiera.yaml (version 5):
+#   - name: ConfigDB
+#     lookup_key: configdb::lookup_key
+#     uris: [override/node, override/plugins, ...]  # optional: one location per data source, so that
+#                                                   # Puppet's merge strategies apply across them
+#     options:
+#       url: http://10.20.0.2:8000/api/v1/config
+#       environment: "%{facts.fuel_environment}"    # the ConfigDB environment (Nailgun cluster) id
+#       node: "%{facts.fqdn}"                       # default: %{::fqdn}
+#       hierarchy: [override/node, ..., astute]     # without uris; default: Fuel's order
+#       user: admin
+#       password: admin
+#       ca_file: /etc/pki/tls/certs/fuel.crt
+# Each data source is fetched once per catalog compilation (the function context's cache) and
+# revalidated with If-None-Match in the next one. Needs hiera/backend/configdb_client.rb on Ruby's load path.
+require 'hiera/backend/configdb_client'
+
+Puppet::Functions.create_function(:'configdb::lookup_key') do
+  dispatch :lookup_key do
+    param 'Variant[String, Numeric]', :key
+    param 'Hash', :options
+    param 'Puppet::LookupContext', :context
+  end
+
+  def lookup_key(key, options, context)
+    key = key.to_s
+    return context.not_found if key == 'lookup_options'
+    run = context.cache_has_key(:run) ? context.cached_value(:run) : context.cache(:run, start_run(options, context))
+    sources = options['uri'] ? [options['uri']] : run[:hierarchy]
+    sources.each do |source|
+      data = run[:data][source] ||= run[:client].effective(run[:environment], run[:node], source)
+      return context.interpolate(data[key]) if data.include?(key)
+    end
+    context.not_found
+  rescue ConfigDB::Error => e
+    raise Puppet::DataBinding::LookupError, e.message
+  end
+
+  # What stays the same for a whole compilation: the node, its environment, the data fetched so far.
+  def start_run(options, context)
+    { client: ConfigDB::Client.new(options),
+      environment: context.interpolate(options['environment'].to_s),
+      node: context.interpolate((options['node'] || '%{::fqdn}').to_s),
+      hierarchy: Array(options['hierarchy'] || ConfigDB::FUEL_HIERARCHY),
+      data: {} }
+  end
+end

@@ -1,0 +1,64 @@
+# A tiny HTTP server for the backend's unit tests: serves fixed JSON documents with
+# ETags, answers If-None-Match with 304, and records every request it gets.
+require 'json'
+require 'openssl'
+require 'socket'
+require 'digest'
+
+class RecordingServer
+  Request = Struct.new(:method, :path, :headers)
+
+  attr_reader :requests, :port
+
+  # documents: path (with query) => [status, body object]
+  def initialize(documents, ssl_context: nil)
+    @documents = documents
+    @requests = []
+    @tcp = TCPServer.new('127.0.0.1', 0)
+    @port = @tcp.addr[1]
+    @server = ssl_context ? OpenSSL::SSL::SSLServer.new(@tcp, ssl_context) : @tcp
+    @thread = Thread.new { serve }
+  end
+
+  def url(scheme = 'http')
+    "#{scheme}://127.0.0.1:#{@port}/api/v1/config"
+  end
+
+  def stop
+    @thread.kill
+    @tcp.close
+  end
+
+  private
+
+  def serve
+    loop do
+      begin
+        socket = @server.accept
+      rescue OpenSSL::SSL::SSLError
+        next
+      end
+      handle(socket)
+    end
+  end
+
+  def handle(socket)
+    method, path = socket.gets.to_s.split(' ')
+    headers = {}
+    while (line = socket.gets) && line != "\r\n"
+      name, value = line.split(':', 2)
+      headers[name.downcase] = value.strip
+    end
+    @requests << Request.new(method, path, headers)
+    status, body = @documents.fetch(path, [404, { 'message' => 'not found' }])
+    text = JSON.generate(body)
+    etag = %("#{Digest::SHA1.hexdigest(text)}")
+    if status == 200 && headers['if-none-match'] == etag
+      socket.write("HTTP/1.1 304 Not Modified\r\nETag: #{etag}\r\nConnection: close\r\n\r\n")
+    else
+      socket.write("HTTP/1.1 #{status} X\r\nContent-Type: application/json\r\nETag: #{etag}\r\n" \
+                   "Content-Length: #{text.bytesize}\r\nConnection: close\r\n\r\n#{text}")
+    end
+    socket.close
+  end
+end

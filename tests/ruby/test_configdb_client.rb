@@ -1,0 +1,116 @@
+# Unit tests of ConfigDB::Client: one request per data source, ETag revalidation, errors, auth, TLS.
+# Run: ruby -I nailgun_ext_configdb/hiera/lib tests/ruby/test_configdb_client.rb
+require 'minitest/autorun'
+require 'tmpdir'
+require 'hiera/backend/configdb_client'
+require_relative 'recording_server'
+
+class ConfigDBClientTest < Minitest::Test
+  ASTUTE = '/api/v1/config/environments/1/nodes/node-1.domain.tld/resources/astute/values?effective'
+
+  def setup
+    ConfigDB::Client.clear
+    @server = RecordingServer.new({ ASTUTE => [200, { 'deployment_id' => 1, 'nested' => { 'a' => [1, 2] } }] })
+    @client = ConfigDB::Client.new('url' => @server.url)
+  end
+
+  def teardown
+    @server.stop
+  end
+
+  def test_source_url_escapes_node_and_keeps_slashes_of_the_source
+    url = @client.source_url(1, 'node 1', 'override/configuration/role')
+    assert_equal "#{@server.url}/environments/1/nodes/node%201/resources/override/configuration/role/values?effective", url
+    assert_equal "#{@server.url}/environments/3/resources/globals/values?effective", @client.source_url(3, '', 'globals')
+  end
+
+  def test_no_environment_is_an_error
+    error = assert_raises(ConfigDB::Error) { @client.source_url('', 'n', 'astute') }
+    assert_match(/no environment id/, error.message)
+  end
+
+  def test_fetches_a_data_source_once_within_max_age
+    3.times do
+      assert_equal 1, @client.effective(1, 'node-1.domain.tld', 'astute', max_age: 60)['deployment_id']
+    end
+    assert_equal 1, @server.requests.size
+  end
+
+  def test_the_store_is_shared_by_every_client_of_the_process
+    @client.effective(1, 'node-1.domain.tld', 'astute', max_age: 60)
+    other = ConfigDB::Client.new('url' => @server.url)
+    assert_equal({ 'a' => [1, 2] }, other.effective(1, 'node-1.domain.tld', 'astute', max_age: 60)['nested'])
+    assert_equal 1, @server.requests.size
+  end
+
+  def test_revalidates_with_if_none_match_and_keeps_the_data_on_304
+    first = @client.effective(1, 'node-1.domain.tld', 'astute')
+    second = @client.effective(1, 'node-1.domain.tld', 'astute')
+    assert_equal first, second
+    assert_equal 2, @server.requests.size
+    assert_nil @server.requests[0].headers['if-none-match']
+    assert_match(/\A"[0-9a-f]{40}"\z/, @server.requests[1].headers['if-none-match'])
+  end
+
+  def test_a_missing_data_source_is_empty
+    assert_equal({}, @client.effective(1, 'node-1.domain.tld', 'globals'))
+  end
+
+  def test_a_server_error_raises_with_the_servers_message
+    server = RecordingServer.new({ ASTUTE => [500, { 'message' => 'database is down' }] })
+    client = ConfigDB::Client.new('url' => server.url)
+    error = assert_raises(ConfigDB::Error) { client.effective(1, 'node-1.domain.tld', 'astute') }
+    assert_match(/ConfigDB answered 500 .*database is down/, error.message)
+  ensure
+    server&.stop
+  end
+
+  def test_an_unreachable_server_raises_a_clear_error
+    port = TCPServer.open('127.0.0.1', 0) { |s| s.addr[1] }
+    client = ConfigDB::Client.new('url' => "http://127.0.0.1:#{port}/api/v1/config")
+    error = assert_raises(ConfigDB::Error) { client.effective(1, 'n', 'astute') }
+    assert_match(/cannot be reached.*ECONNREFUSED/, error.message)
+  end
+
+  def test_sends_basic_auth_when_configured
+    client = ConfigDB::Client.new('url' => @server.url, 'user' => 'admin', 'password' => 's3cret')
+    client.effective(1, 'node-1.domain.tld', 'astute')
+    assert_equal "Basic #{['admin:s3cret'].pack('m0')}", @server.requests.last.headers['authorization']
+  end
+
+  def test_tls_is_verified_against_the_ca_file
+    key = OpenSSL::PKey::RSA.new(2048)
+    cert = self_signed(key)
+    context = OpenSSL::SSL::SSLContext.new
+    context.cert = cert
+    context.key = key
+    server = RecordingServer.new({ ASTUTE => [200, { 'deployment_id' => 7 }] }, ssl_context: context)
+    ca_file = File.join(Dir.mktmpdir, 'ca.pem')
+    File.write(ca_file, cert.to_pem)
+    trusted = ConfigDB::Client.new('url' => server.url('https'), 'ca_file' => ca_file)
+    assert_equal 7, trusted.effective(1, 'node-1.domain.tld', 'astute')['deployment_id']
+    ConfigDB::Client.clear
+    untrusted = ConfigDB::Client.new('url' => server.url('https'))
+    error = assert_raises(ConfigDB::Error) { untrusted.effective(1, 'node-1.domain.tld', 'astute') }
+    assert_match(/certificate verify failed/, error.message)
+  ensure
+    server&.stop
+  end
+
+  private
+
+  def self_signed(key)
+    cert = OpenSSL::X509::Certificate.new
+    cert.version = 2
+    cert.serial = 1
+    cert.subject = cert.issuer = OpenSSL::X509::Name.parse('/CN=127.0.0.1')
+    cert.public_key = key.public_key
+    cert.not_before = Time.now - 60
+    cert.not_after = Time.now + 3600
+    extensions = OpenSSL::X509::ExtensionFactory.new(cert, cert)
+    cert.add_extension(extensions.create_extension('basicConstraints', 'CA:TRUE', true))
+    cert.add_extension(extensions.create_extension('subjectAltName', 'IP:127.0.0.1'))
+    cert.sign(key, OpenSSL::Digest.new('SHA256'))
+    cert
+  end
+end

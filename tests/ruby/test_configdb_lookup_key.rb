@@ -1,0 +1,56 @@
+# The Hiera 5 lookup_key function under a real `puppet apply`: many lookups cost one request
+# per data source per compilation (revalidation itself is tested in test_configdb_client.rb).
+# Run: ruby -I nailgun_ext_configdb/hiera/lib tests/ruby/test_configdb_lookup_key.rb
+require 'minitest/autorun'
+require 'fileutils'
+require 'open3'
+require 'tmpdir'
+require 'yaml'
+require_relative 'recording_server'
+
+class ConfigDBLookupKeyTest < Minitest::Test
+  LIB = File.expand_path('../../nailgun_ext_configdb/hiera/lib', __dir__)
+  MODULE = File.expand_path('../../nailgun_ext_configdb/hiera/puppet/modules/configdb', __dir__)
+  PREFIX = '/api/v1/config/environments/3/nodes/node-4.domain.tld/resources'
+
+  def setup
+    skip 'puppet is not installed' unless system('which puppet > /dev/null 2>&1')
+    @server = RecordingServer.new({
+      "#{PREFIX}/override/plugins/values?effective" => [200, { 'debug' => true }],
+      "#{PREFIX}/astute/values?effective" => [200, (1..40).to_h { |i| ["key#{i}", i] }.merge('debug' => false)],
+    })
+    @dir = Dir.mktmpdir
+    production = File.join(@dir, 'code', 'environments', 'production')
+    FileUtils.mkdir_p(File.join(production, 'modules'))
+    FileUtils.ln_s(MODULE, File.join(production, 'modules', 'configdb'))
+    File.write(File.join(production, 'hiera.yaml'), YAML.dump(
+      'version' => 5,
+      'hierarchy' => [{ 'name' => 'ConfigDB', 'lookup_key' => 'configdb::lookup_key',
+                        'options' => { 'url' => @server.url, 'environment' => '3' } }]))
+  end
+
+  def teardown
+    @server&.stop
+    FileUtils.rm_rf(@dir) if @dir
+  end
+
+  def apply(manifest)
+    env = { 'RUBYLIB' => LIB, 'FACTER_fqdn' => 'node-4.domain.tld' }
+    Open3.capture3(env, 'puppet', 'apply', '--codedir', File.join(@dir, 'code'),
+                   '--hiera_config', File.join(@dir, 'none.yaml'), '--vardir', File.join(@dir, 'var'),
+                   '-e', manifest)
+  end
+
+  def test_many_lookups_cost_one_request_per_data_source
+    keys = (1..40).map { |i| "'key#{i}'" }.join(', ')
+    out, err, status = apply("$s = [#{keys}].map |$k| { lookup($k) } notice(\"sum=${$s.reduce |$a, $b| { $a + $b }}\") " \
+                             "notice(\"debug=${lookup('debug')}\") notice(\"none=${lookup('nope', undef, undef, 'x')}\")")
+    assert status.success?, err
+    assert_includes out, 'sum=820'
+    assert_includes out, 'debug=true'
+    assert_includes out, 'none=x'
+    assert_equal 7, @server.requests.size
+    assert_equal 7, @server.requests.map(&:path).uniq.size
+    assert(@server.requests.none? { |r| r.headers['if-none-match'] })
+  end
+end
