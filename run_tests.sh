@@ -9,12 +9,16 @@
 #    the package in it with its test extra: pip install -e '.[test]'.
 # 3. Runs pytest on SQLite (the default), then again on PostgreSQL with
 #    NAILGUN_TEST_DB_URL pointing at a database it drops and recreates each run.
-# 4. Runs the Ruby (Hiera backend) tests, if there are any.
+# 4. Builds the real fuel2 (python-fuelclient 11) in ./.venv-fuel2 with this package's
+#    commands, so the tests drive octane's and the spec's command lines through it.
+# 5. Runs the Ruby (Hiera backend) tests, if there are any.
 # It exits non-zero if any run fails and ends with one summary line per run.
 #
 # Environment:
 #   SKIP_POSTGRES=1          skip the PostgreSQL run (quick local runs)
 #   SKIP_RUBY=1              skip the Ruby tests
+#   SKIP_FUEL2=1             do not build python-fuelclient's fuel2 (its tests then skip);
+#                            FUEL2_BIN=/path/to/fuel2 uses an existing one
 #   NAILGUN_TEST_DB_NAME     PostgreSQL test database (default nailgun_test); use your
 #                            own name to run next to someone else's run
 #   NAILGUN_TEST_DB_URL      when not root: the PostgreSQL URL to test against (as root
@@ -243,9 +247,27 @@ run_ruby_tests() {
     fi
 }
 
+# The real fuel2 with our commands installed client-side (tests/tools/make_fuel2_venv.sh).
+prepare_fuel2() {
+    if [ "${SKIP_FUEL2:-0}" = 1 ]; then
+        record "fuel2" "skipped (SKIP_FUEL2=1): its tests skip"
+        return 0
+    fi
+    if [ -z "${FUEL2_BIN:-}" ]; then
+        log "building python-fuelclient's fuel2 in .venv-fuel2"
+        if ! FUEL2_BIN=$(PYTHON="$VENV/bin/python" tests/tools/make_fuel2_venv.sh "$ROOT/.venv-fuel2"); then
+            record "fuel2" "FAILED: could not build python-fuelclient"
+            return 0
+        fi
+    fi
+    export FUEL2_BIN
+    record "fuel2" "passed: $FUEL2_BIN starts"
+}
+
 main() {
     install_debian_packages
     prepare_venv
+    prepare_fuel2
 
     run_pytest sqlite -- "$@"
 
