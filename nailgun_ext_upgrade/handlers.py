@@ -1,6 +1,5 @@
 """The upgrade resources under /clusters/<id>/upgrade, and the environment model."""
 import web
-from oslo_serialization import jsonutils
 
 from nailgun_host import errors
 from nailgun_host.api.base import BaseHandler, parse_json, request_body, set_status
@@ -80,9 +79,7 @@ class ClusterModelHandler(BaseHandler):
     """GET the environment model (or a section by path); PATCH it with a JSON patch."""
 
     def GET(self, cluster_id, path=None):
-        section = model.section(model.build(get_cluster(cluster_id)), path)
-        web.header("Content-Type", "application/json")
-        return jsonutils.dumps(section)  # a section may be a bare string, which must still be JSON
+        return model.section(model.build(get_cluster(cluster_id)), path)
 
     def PATCH(self, cluster_id, path=None):
         cluster = get_cluster(cluster_id)

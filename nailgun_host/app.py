@@ -72,7 +72,8 @@ def _jsonify_http_error(exc):
 
 
 def _serialize(result):
-    if isinstance(result, (bytes, str)):
+    """Handlers return data, which becomes JSON (a str too); bytes are sent as they are."""
+    if isinstance(result, bytes):
         return result
     if result is None and web.ctx.status.startswith(("204", "304")):
         return b""

@@ -75,14 +75,13 @@ class ConfigHandler(BaseHandler):
     def respond(self, data, tag=None):
         """``data`` as JSON with its ETag (the hash of that JSON unless given), or an empty 304.
 
-        Serialized here because the host passes strings through as they are, and a
-        key's value may be a bare JSON string.
+        Serialized here because the ETag is the hash of exactly these bytes.
         """
         text = canonical(data)
         if tag is None and self.not_modified(etag(text)):
             return None
         web.header("Content-Type", "application/json")
-        return text
+        return text.encode("utf-8")
 
     @staticmethod
     def created(data):

@@ -1,7 +1,7 @@
 """What every handler, core or extension, builds on: JSON in, JSON out, clean errors.
 
-A handler method returns plain data (dict, list, None); the request processor
-serializes it. Status and headers are set with ``set_status``/``web.header``.
+A handler method returns plain data (dict, list, str, None); the request processor
+serializes it to JSON. Bytes are sent as they are (a body already serialized). Status and headers are set with ``set_status``/``web.header``.
 Methods a handler does not define answer 405 with a correct ``Allow`` header
 (PATCH included, which web.py itself leaves out).
 """
@@ -52,9 +52,14 @@ def parse_json(data):
     if not data or not data.strip():
         raise errors.InvalidData("Empty request received")
     try:
-        return json.loads(data)
+        return json.loads(data, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError):
         raise errors.InvalidData("Invalid json received")
+
+
+def _refuse_constant(name):
+    """NaN and Infinity are not JSON (RFC 8259), and PostgreSQL refuses them."""
+    raise ValueError(name)
 
 
 def validate_schema(data, schema):
@@ -69,22 +74,18 @@ def validate_schema(data, schema):
 
 
 def query_param(name, default=None):
-    return web.input(**{name: default}).get(name)
+    """A query-string parameter (never the body: web.input would parse a PUT body as a form)."""
+    return web.input(_method="get", **{name: default}).get(name)
 
 
 def filter_by_cluster(query, column):
     """Apply ``?cluster_id=N`` to a list query, when it is given."""
-    cluster_id = web.input(cluster_id=None).cluster_id
+    cluster_id = query_param("cluster_id", None)
     if cluster_id:
         if not cluster_id.isdigit():
             raise errors.InvalidData("cluster_id must be an integer")
         query = query.filter(column == int(cluster_id))
     return query
-
-
-def query_flag(name):
-    """True when ``name`` is in the query string, with or without a value."""
-    return name in web.input()
 
 
 class BaseHandler:

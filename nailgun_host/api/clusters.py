@@ -1,8 +1,7 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
-import web
 
 from nailgun_host import errors, extensions
-from nailgun_host.api.base import BaseHandler, set_status
+from nailgun_host.api.base import BaseHandler, query_param, set_status
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster, Node
 from nailgun_host.objects import cluster as cluster_obj
@@ -117,7 +116,7 @@ class ClusterExtensionsHandler(BaseHandler):
 
     def DELETE(self, cluster_id):
         cluster = get_cluster(cluster_id)
-        names = [n for n in web.input(extension_names="").extension_names.split(",") if n]
+        names = [n for n in query_param("extension_names", "").split(",") if n]
         if not names:
             raise errors.InvalidData("Extension names are required: ?extension_names=a,b")
         _check_known(names)
@@ -169,7 +168,7 @@ class ClusterUnassignmentHandler(BaseHandler):
 
 
 def _selected_nodes(cluster, default):
-    raw = web.input(nodes="").nodes
+    raw = query_param("nodes", "")
     if not raw:
         return [n for n in cluster.nodes if default(n)]
     try:

@@ -1,9 +1,8 @@
 """/nodes: discovered servers, their interfaces and disks."""
-import web
 from sqlalchemy import orm
 
 from nailgun_host import errors, extensions
-from nailgun_host.api.base import BaseHandler, set_status
+from nailgun_host.api.base import BaseHandler, query_param, set_status
 from nailgun_host.db import db
 from nailgun_host.db.models import IPAddr, Node, NodeInterface
 from nailgun_host.objects import node as node_obj
@@ -74,7 +73,7 @@ def _int_list(raw, name):
 class NodeCollectionHandler(BaseHandler):
     def GET(self):
         query = _node_query().order_by(Node.id)
-        cluster_id = web.input(cluster_id=None).cluster_id
+        cluster_id = query_param("cluster_id", None)
         if cluster_id is not None:
             if cluster_id in ("", "null", "None"):
                 query = query.filter(Node.cluster_id.is_(None))
@@ -98,7 +97,7 @@ class NodeCollectionHandler(BaseHandler):
         return [node_obj.to_dict(n) for n in nodes]
 
     def DELETE(self):
-        ids = _int_list(web.input(ids="").ids, "ids")
+        ids = _int_list(query_param("ids", ""), "ids")
         if not ids:
             raise errors.InvalidData("Node ids are required: ?ids=1,2")
         nodes = db.query(Node).filter(Node.id.in_(ids)).all()

@@ -1,8 +1,7 @@
 """/tasks: what was sent to the orchestrator, and how it went."""
-import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, filter_by_cluster, set_status
+from nailgun_host.api.base import BaseHandler, filter_by_cluster, query_param, set_status
 from nailgun_host.db import db
 from nailgun_host.db.models import Task
 from nailgun_host.objects import task as task_obj
@@ -21,7 +20,7 @@ class TaskHandler(BaseHandler):
 
     def DELETE(self, task_id):
         task = self.get_object_or_404(Task, task_id)
-        if task.status in task_obj.ACTIVE and web.input(force="0").force not in ("1", "true"):
+        if task.status in task_obj.ACTIVE and query_param("force", "0") not in ("1", "true"):
             raise errors.InvalidData("Task {0} is still {1}; use ?force=1".format(task.id, task.status))
         db.delete(task)
         set_status(204)

@@ -25,11 +25,13 @@ def test_hostile_reads(cdb, demo, url, status):
     assert resp.json["message"]
 
 
-@pytest.mark.parametrize("raw", [b'{"a": "\\u0000"}', b'{"\\u0000": 1}', b'{"a": [NaN]}', b'{"a": 1e999}',
-                                 b'{"a": -Infinity}'])
-def test_values_every_database_cannot_store_alike_are_400(cdb, demo, raw, session):
+@pytest.mark.parametrize("raw, message", [
+    (b'{"a": "\\u0000"}', "Values must not contain"), (b'{"\\u0000": 1}', "Values must not contain"),
+    (b'{"a": 1e999}', "Values must not contain"),
+    (b'{"a": [NaN]}', "Invalid json received"), (b'{"a": -Infinity}', "Invalid json received")])
+def test_values_every_database_cannot_store_alike_are_400(cdb, demo, raw, message, session):
     resp = cdb.app.put(cdb.url(1, 1), raw, content_type="application/json", status=400)
-    assert resp.json["message"].startswith("Values must not contain")
+    assert resp.json["message"].startswith(message)
     assert session.query(Document).count() == 0
 
 

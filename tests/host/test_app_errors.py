@@ -20,6 +20,8 @@ def assert_json_error(response, status, message=None):
     ("   ", "Empty request received"),
     ("{not json", "Invalid json received"),
     (b"\xff\xfe", "Invalid json received"),
+    ('{"name": NaN}', "Invalid json received"),
+    ('{"name": -Infinity}', "Invalid json received"),
 ])
 def test_malformed_bodies_get_400(app, body, message):
     response = app.post("/api/v1/releases/", body, content_type="application/json", status=400)

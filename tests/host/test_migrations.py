@@ -68,8 +68,7 @@ def test_an_extension_downgrades_alone(empty_db_url):
     migration.syncdb(empty_db_url)
     before = _tables(empty_db_url)
     with_tables = [e for e in get_all_extensions() if e.alembic_migrations_path()]
-    if not with_tables:
-        pytest.skip("no installed extension has migrations yet")
+    assert {e.name for e in with_tables} >= {"cluster_upgrade", "configdb"}
     extension = with_tables[0]
     migration.downgrade_extension(extension, empty_db_url)
     after = _tables(empty_db_url)
