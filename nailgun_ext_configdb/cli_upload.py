@@ -77,10 +77,23 @@ class Uploader:
         component = self._component(names)
         have = {d["name"]: d["id"] for d in component.get("resource_definitions", [])}
         for name in sorted(set(names) - set(have)):
-            have[name] = self.client.post(ROOT + "resource_definitions", {
-                "name": name, "component_id": component["id"], "content": {}})["id"]
+            have[name] = self._definition(component["id"], name)
         self.definition_ids = have
         self._environment(component["id"])
+
+    def _definition(self, component_id, name):
+        """The id of a new definition; when another node created it meanwhile (409), that one's."""
+        try:
+            return self.client.post(ROOT + "resource_definitions", {
+                "name": name, "component_id": component_id, "content": {}})["id"]
+        except APIError as exc:
+            if exc.status != 409:
+                raise
+            found = self.client.get(ROOT + "resource_definitions", params={"component_id": component_id})
+            ids = [d["id"] for d in found if d["name"] == name]
+            if not ids:
+                raise
+            return ids[0]
 
     def _find_component(self):
         return next((c for c in self.client.get(ROOT + "components") if c["name"] == self.component), None)

@@ -3,6 +3,9 @@ import json
 
 import yaml
 
+from nailgun_ext_configdb import cli_upload
+from nailgun_ext_configdb.client import ROOT
+from nailgun_host.client import APIClient
 from tests.configdb_clients.conftest import HIERA_TREE, tree_sources
 
 
@@ -195,3 +198,27 @@ def test_bulk_upload_of_an_environment(fuel, linked_env, tmp_path):
         got = fuel("config", "get", "--env", "1", "--level", "nodes=" + node_id, "--resource", "astute",
                    "--key", "deployment_id", "--format", "plain")
         assert got.stdout == "{0}\n".format(deployment_id)
+
+
+class _RacingClient(APIClient):
+    """A real client that lets another node create each resource definition just before it does."""
+
+    def __init__(self, root, rival):
+        super().__init__(root=root)
+        self.rival = rival
+
+    def post(self, path, data=None, **kwargs):
+        if path.endswith("resource_definitions"):
+            self.rival.post(path, data)
+        return super().post(path, data, **kwargs)
+
+
+def test_two_nodes_uploading_at_once_share_the_new_resource_definitions(live_server, linked_env):
+    root = live_server.url
+    APIClient(root=root).post(ROOT + "components", {"name": "fuel", "resource_definitions": [{"name": "astute"}]})
+    uploader = cli_upload.Uploader(_RacingClient(root, APIClient(root=root)), 1)
+    uploader.prepare({"astute": {}, "globals": {}, "override/node": {}})
+    component, = APIClient(root=root).get(ROOT + "components")
+    assert uploader.definition_ids == {d["name"]: d["id"] for d in component["resource_definitions"]}
+    assert sorted(uploader.definition_ids) == ["astute", "globals", "override/node"]
+    assert APIClient(root=root).get(ROOT + "environments/1")["components"] == [component["id"]]
