@@ -1,5 +1,6 @@
 # A tiny HTTP server for the backend's unit tests: serves fixed JSON documents with
-# ETags, answers If-None-Match with 304, and records every request it gets.
+# ETags, answers If-None-Match with 304, and records every request it gets. Other paths get
+# the real server's 404 for a data source the environment does not define.
 require 'json'
 require 'openssl'
 require 'socket'
@@ -50,7 +51,7 @@ class RecordingServer
       headers[name.downcase] = value.strip
     end
     @requests << Request.new(method, path, headers)
-    status, body = @documents.fetch(path, [404, { 'message' => 'not found' }])
+    status, body = @documents.fetch(path) { [404, { 'message' => "Data source #{path[/resources\/(.*)\/values/, 1]} is not supported in environment 1" }] }
     text = JSON.generate(body)
     etag = %("#{Digest::SHA1.hexdigest(text)}")
     if status == 200 && headers['if-none-match'] == etag

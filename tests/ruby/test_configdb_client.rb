@@ -56,6 +56,17 @@ class ConfigDBClientTest < Minitest::Test
     assert_equal({}, @client.effective(1, 'node-1.domain.tld', 'globals'))
   end
 
+  def test_an_unknown_environment_or_node_raises_instead_of_looking_empty
+    server = RecordingServer.new({
+      ASTUTE => [404, { 'message' => 'Cannot find an environment with the given identifier 1' }],
+    })
+    client = ConfigDB::Client.new('url' => server.url)
+    error = assert_raises(ConfigDB::Error) { client.effective(1, 'node-1.domain.tld', 'astute') }
+    assert_match(/ConfigDB answered 404 .*Cannot find an environment with the given identifier 1/, error.message)
+  ensure
+    server&.stop
+  end
+
   def test_a_server_error_raises_with_the_servers_message
     server = RecordingServer.new({ ASTUTE => [500, { 'message' => 'database is down' }] })
     client = ConfigDB::Client.new('url' => server.url)

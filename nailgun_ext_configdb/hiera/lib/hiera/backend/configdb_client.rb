@@ -3,7 +3,8 @@
 # A Puppet run looks up thousands of keys, so a data source is fetched once (one GET of
 # its effective values) and kept in a process-wide store; when it is older than the
 # caller's max_age it is revalidated with If-None-Match, and a 304 keeps the stored copy.
-# An unreachable server raises ConfigDB::Error: a lookup must never quietly come back empty.
+# An unreachable server, an unknown environment or node raise ConfigDB::Error: a lookup must
+# never quietly come back empty.
 require 'json'
 require 'net/http'
 require 'openssl'
@@ -85,7 +86,9 @@ module ConfigDB
       case response
       when Net::HTTPNotModified then Entry.new(entry.etag, entry.data, now)
       when Net::HTTPSuccess then Entry.new(response['ETag'], parse(url, response.body), now)
-      when Net::HTTPNotFound then Entry.new(nil, {}, now)
+      when Net::HTTPNotFound
+        raise Error, "ConfigDB answered 404 for #{url}: #{server_message(response)}" unless missing_source?(response)
+        Entry.new(nil, {}, now)
       else raise Error, "ConfigDB answered #{response.code} for #{url}: #{server_message(response)}"
       end
     rescue *NETWORK_ERRORS => e
@@ -114,6 +117,12 @@ module ConfigDB
       data
     rescue JSON::ParserError => e
       raise Error, "ConfigDB sent malformed JSON for #{url}: #{e.message}"
+    end
+
+    # A 404 about the data source (the environment does not define it) is an empty source; one about
+    # the environment or the node is a misconfiguration that must not look like empty values.
+    def missing_source?(response)
+      server_message(response).start_with?('Data source ')
     end
 
     def server_message(response)
