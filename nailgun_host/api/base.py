@@ -53,7 +53,7 @@ def parse_json(data):
         raise errors.InvalidData("Empty request received")
     try:
         return json.loads(data, parse_constant=_refuse_constant)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise errors.InvalidData("Invalid json received")
 
 

@@ -22,6 +22,7 @@ def assert_json_error(response, status, message=None):
     (b"\xff\xfe", "Invalid json received"),
     ('{"name": NaN}', "Invalid json received"),
     ('{"name": -Infinity}', "Invalid json received"),
+    ("[" * 100000 + "]" * 100000, "Invalid json received"),
 ])
 def test_malformed_bodies_get_400(app, body, message):
     response = app.post("/api/v1/releases/", body, content_type="application/json", status=400)
