@@ -12,6 +12,7 @@ from sqlalchemy import orm
 from nailgun_host import errors
 from nailgun_host.api.base import validate_schema
 from nailgun_host.db import db
+from nailgun_ext_configdb import validators
 from nailgun_ext_configdb.models import Component, EnvironmentComponent, ResourceDefinition
 
 
@@ -21,6 +22,7 @@ def schema_of(resource):
 
 
 def check_content(content):
+    validators.check_nesting(content)
     schema = content.get("schema") if isinstance(content, dict) else None
     if schema is not None:
         try:

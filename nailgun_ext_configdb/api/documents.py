@@ -80,24 +80,13 @@ class Target:
         return merge.effective(layers)
 
 
-def _has_nul(value):
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    return False
-
-
 def _check_storable(data):
-    """Refuse what not every database stores the same way: NaN, Infinity and NUL characters."""
+    """Refuse what not every database stores the same way (NaN, Infinity, NUL) or too deep to handle."""
+    validators.check_nesting(data)
     try:
         json.dumps(data, allow_nan=False)
     except ValueError:
         raise errors.InvalidData("Values must not contain NaN or Infinity")
-    if _has_nul(data):
-        raise errors.InvalidData("Values must not contain NUL characters")
 
 
 def version_to_dict(stored):

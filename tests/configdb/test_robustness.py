@@ -49,3 +49,41 @@ def test_hostile_creates_are_400(cdb, url, body):
 def test_huge_list_index_in_keys_set_is_not_a_500(cdb, demo):
     cdb.put(1, 1, {"a": [1]})
     cdb.app.patch_json(cdb.url(1, 1) + "/keys/set", [["a", 10 ** 30, 1]], status=404)
+
+
+def _nested(depth):
+    return ('{"a": ' * depth + "1" + "}" * depth).encode()
+
+
+def _deep(key, depth):
+    value = {}
+    for _ in range(depth):
+        value = {key: value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [900, 5000])
+def test_a_deeply_nested_document_is_400_and_stores_nothing(cdb, demo, session, depth):
+    resp = cdb.app.put(cdb.url(1, 1), _nested(depth), content_type="application/json", status=400)
+    assert resp.json["message"]
+    assert session.query(Document).count() == 0
+
+
+def test_keys_set_cannot_nest_a_document_too_deeply(cdb, demo, session):
+    cdb.put(1, 1, {"a": 1})
+    cdb.app.patch_json(cdb.url(1, 1) + "/keys/set", [["b", _deep("a", 900)]], status=400)
+    assert cdb.get(1, 1).json == {"a": 1}
+
+
+def test_a_document_nested_100_deep_is_stored(cdb, demo):
+    cdb.app.put(cdb.url(1, 1), _nested(100), content_type="application/json", status=204)
+    assert cdb.get(1, 1, query="?key=" + ".".join(["a"] * 100)).json == 1
+
+
+@pytest.mark.parametrize("content", [{"schema": _deep("not", 400)}, _deep("a", 900)])
+def test_a_deeply_nested_definition_content_is_400(cdb, demo, session, content):
+    component, _ = demo
+    cdb.app.post_json(API + "/resource_definitions", {"name": "deep", "component_id": component["id"],
+                                                      "content": content}, status=400)
+    names = [d["name"] for d in cdb.app.get(API + "/resource_definitions").json]
+    assert sorted(names) == ["resource1", "slashed/resource"]
