@@ -6,6 +6,7 @@ Methods a handler does not define answer 405 with a correct ``Allow`` header
 (PATCH included, which web.py itself leaves out).
 """
 import json
+import re
 
 import jsonschema
 import web
@@ -52,9 +53,16 @@ def parse_json(data):
     if not data or not data.strip():
         raise errors.InvalidData("Empty request received")
     try:
-        return json.loads(data, parse_constant=_refuse_constant)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        result = json.loads(data, parse_constant=_refuse_constant)
+        if _SURROGATE_ESCAPE.search(data if isinstance(data, str) else data.decode("utf-8", "replace")):
+            json.dumps(result, ensure_ascii=False).encode("utf-8")
+        return result
+    except (ValueError, UnicodeError, RecursionError):
         raise errors.InvalidData("Invalid json received")
+
+
+#: a \uD800-\uDFFF escape: unpaired, it is no character; PostgreSQL refuses it (500 or 400) and SQLite keeps it
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _refuse_constant(name):

@@ -28,7 +28,8 @@ def test_hostile_reads(cdb, demo, url, status):
 @pytest.mark.parametrize("raw, message", [
     (b'{"a": "\\u0000"}', "Values must not contain"), (b'{"\\u0000": 1}', "Values must not contain"),
     (b'{"a": 1e999}', "Values must not contain"),
-    (b'{"a": [NaN]}', "Invalid json received"), (b'{"a": -Infinity}', "Invalid json received")])
+    (b'{"a": [NaN]}', "Invalid json received"), (b'{"a": -Infinity}', "Invalid json received"),
+    (b'{"a": "\\udc00"}', "Invalid json received")])
 def test_values_every_database_cannot_store_alike_are_400(cdb, demo, raw, message, session):
     resp = cdb.app.put(cdb.url(1, 1), raw, content_type="application/json", status=400)
     assert resp.json["message"].startswith(message)
@@ -41,6 +42,7 @@ def test_values_every_database_cannot_store_alike_are_400(cdb, demo, raw, messag
     ("/environments", {"components": [10 ** 20], "hierarchy_levels": []}),
     ("/environments", {"id": 10 ** 20, "components": [], "hierarchy_levels": []}),
     ("/components", {"name": "x" * 300}),
+    ("/components", {"name": "\ud800"}),
 ])
 def test_hostile_creates_are_400(cdb, url, body):
     assert cdb.app.post_json(API + url, body, status=400).json["message"]

@@ -23,6 +23,8 @@ def assert_json_error(response, status, message=None):
     ('{"name": NaN}', "Invalid json received"),
     ('{"name": -Infinity}', "Invalid json received"),
     ("[" * 100000 + "]" * 100000, "Invalid json received"),
+    ('{"name": "\\ud800"}', "Invalid json received"),
+    ('{"name": "x\\uDC00"}', "Invalid json received"),
 ])
 def test_malformed_bodies_get_400(app, body, message):
     response = app.post("/api/v1/releases/", body, content_type="application/json", status=400)
@@ -99,3 +101,9 @@ def test_chunked_body_over_the_cap_gets_413_from_a_real_server(tmp_path, migrate
         assert b"application/json" in answer and b"larger than the limit" in answer
     finally:
         server.stop()
+
+
+def test_a_surrogate_pair_is_a_character(app):
+    app.post("/api/v1/releases/", '{"name": "\\ud83d\\ude00", "version": "liberty-8.0", "operating_system": "Ubuntu"}',
+             content_type="application/json", status=201)
+    assert [r["name"] for r in app.get("/api/v1/releases/").json] == ["\U0001F600"]
