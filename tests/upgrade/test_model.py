@@ -159,6 +159,23 @@ def test_patch_with_range_outside_cidr_is_400(upgrade_env, seed):
     assert error(response) == "Address '10.0.0.1' is outside the CIDR 192.168.0.0/24 of network 'management'"
 
 
+@pytest.mark.parametrize("operation, message", [
+    ({"op": "replace", "path": "/networking_parameters/internal_cidr", "value": "10.0.0.0/99"},
+     "Invalid internal CIDR '10.0.0.0/99'"),
+    ({"op": "replace", "path": "/networking_parameters/internal_gateway", "value": "10.9.9.1"},
+     "Address '10.9.9.1' is outside the internal CIDR 192.168.111.0/24"),
+    ({"op": "replace", "path": "/networking_parameters/floating_ranges", "value": [["172.16.0.200", "172.16.0.130"]]},
+     "Floating range 172.16.0.200-172.16.0.130 is reversed"),
+    ({"op": "replace", "path": "/attributes/editable/repo_setup/repos", "value": "x"},
+     "'x' is not of type 'array' (at 'attributes/editable/repo_setup/repos')"),
+])
+def test_patch_with_values_the_environment_cannot_use_is_400_and_changes_nothing(
+        upgrade_env, seed, db_dump, operation, message):
+    before = db_dump()
+    assert message in error(patch(upgrade_env.app, seed["id"], [operation], status=400))
+    assert db_dump() == before
+
+
 @pytest.mark.parametrize("body, message", [
     ("", "Empty request received"),
     ("[{", "Invalid json received"),
