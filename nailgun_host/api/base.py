@@ -6,6 +6,7 @@ Methods a handler does not define answer 405 with a correct ``Allow`` header
 (PATCH included, which web.py itself leaves out).
 """
 import json
+import math
 
 import jsonschema
 import web
@@ -52,7 +53,7 @@ def parse_json(data):
     if not data or not data.strip():
         raise errors.InvalidData("Empty request received")
     try:
-        return json.loads(data, parse_constant=_refuse_constant)
+        return json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, UnicodeDecodeError):
         raise errors.InvalidData("Invalid json received")
 
@@ -60,6 +61,14 @@ def parse_json(data):
 def _refuse_constant(name):
     """NaN and Infinity are not JSON (RFC 8259), and PostgreSQL refuses them."""
     raise ValueError(name)
+
+
+def _finite_float(text):
+    """A number too large for a float (1e400) would become Infinity: refused the same way."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(text)
+    return value
 
 
 def validate_schema(data, schema):
