@@ -4,7 +4,7 @@ import json
 import pytest
 
 from nailgun_host.db.models import Cluster
-from tests.upgrade.conftest import MODEL, error
+from tests.upgrade.conftest import CLONE, MODEL, error
 
 PATCH_TYPE = "application/env-model-json-patch"
 
@@ -236,3 +236,24 @@ def test_patch_is_all_or_nothing(upgrade_env, seed, db_dump):
               {"op": "replace", "path": "/name", "value": "orig"}], 409)):
         patch(upgrade_env.app, seed["id"], operations, status=status)
     assert db_dump() == before
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        return [leaf for value in tree.values() for leaf in _leaves(value)]
+    if isinstance(tree, list):
+        return [leaf for value in tree for leaf in _leaves(value)]
+    return [tree]
+
+
+def test_no_generated_value_is_ever_served_by_clone_or_model(upgrade_env, session):
+    clone = upgrade_env.app.post_json(CLONE.format(upgrade_env.orig["id"]),
+                                      {"name": "seed", "release_id": upgrade_env.new_release["id"]})
+    bodies = [clone.text] + [upgrade_env.app.get(MODEL.format(cluster_id) + path).text
+                             for cluster_id in (upgrade_env.orig["id"], clone.json["id"])
+                             for path in ("", "attributes", "attributes/generated")]
+    secrets = {str(value) for cluster_id in (upgrade_env.orig["id"], clone.json["id"])
+               for value in _leaves(session.get(Cluster, cluster_id).generated_attributes)
+               if isinstance(value, (str, int)) and len(str(value)) >= 6}
+    assert len(secrets) >= 10
+    assert [secret for secret in secrets if any(secret in body for body in bodies)] == []
