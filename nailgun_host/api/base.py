@@ -53,7 +53,7 @@ def parse_json(data):
     if not data or not data.strip():
         raise errors.InvalidData("Empty request received")
     try:
-        return json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float)
+        return json.loads(data, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError):
         raise errors.InvalidData("Invalid json received")
 
@@ -63,12 +63,13 @@ def _refuse_constant(name):
     raise ValueError(name)
 
 
-def _finite_float(text):
-    """A number too large for a float (1e400) would become Infinity: refused the same way."""
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(text)
-    return value
+def check_finite(data):
+    """A number too large for a float (1e400) becomes Infinity, which no response may carry: 400."""
+    if isinstance(data, float) and math.isinf(data):
+        raise errors.InvalidData("Numbers must be finite; one in the request is too large")
+    for value in data.values() if isinstance(data, dict) else data if isinstance(data, list) else ():
+        check_finite(value)
+    return data
 
 
 def validate_schema(data, schema):
@@ -121,7 +122,7 @@ class BaseHandler:
 
     @staticmethod
     def json_body(schema=None):
-        data = parse_json(request_body())
+        data = check_finite(parse_json(request_body()))
         if schema is not None:
             validate_schema(data, schema)
         return data
