@@ -153,6 +153,12 @@ def test_patch_breaking_the_model_schema_is_400(upgrade_env, seed, operation, me
     assert message in error(patch(upgrade_env.app, seed["id"], [operation], status=400))
 
 
+def test_patch_with_a_number_too_large_for_a_float_is_400(upgrade_env, seed):
+    body = '[{"op": "replace", "path": "/networking_parameters/gre_id_range", "value": [2, 1e400]}]'
+    response = upgrade_env.app.patch(MODEL.format(seed["id"]), body, headers={"Content-Type": PATCH_TYPE}, status=400)
+    assert error(response.json) == "Numbers must be finite; one in the request is too large"
+
+
 def test_patch_with_range_outside_cidr_is_400(upgrade_env, seed):
     response = patch(upgrade_env.app, seed["id"], [{"op": "replace", "path": "/node_groups/default/networks/"
                      "management/ip_ranges", "value": [["10.0.0.1", "10.0.0.9"]]}], status=400)
