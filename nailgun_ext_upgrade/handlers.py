@@ -2,7 +2,7 @@
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, parse_json, request_body, set_status
+from nailgun_host.api.base import BaseHandler, check_finite, parse_json, request_body, set_status
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.objects import cluster as cluster_obj
@@ -91,4 +91,4 @@ class ClusterModelHandler(BaseHandler):
             raise errors.UnsupportedMediaType(
                 "Content-Type '{0}' is not supported; send the patch as {1}".format(
                     content_type, " or ".join(model.MEDIA_TYPES)))
-        return model.apply_patch(cluster, parse_json(request_body()))
+        return model.apply_patch(cluster, check_finite(parse_json(request_body())))

@@ -50,32 +50,13 @@ PATCH_SCHEMA = {
 #: the member each operation needs besides op and path (RFC 6902, section 4)
 OPERATION_ARGUMENT = {"add": "value", "replace": "value", "test": "value", "move": "from", "copy": "from"}
 
-_IPV4 = {"type": "string", "format": "ipv4"}
-_RANGE = {"type": "array", "items": _IPV4, "minItems": 2, "maxItems": 2}
-_VLAN = {"type": "integer", "minimum": 1, "maximum": 4094}
-_CIDR = {"type": "string", "pattern": r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$"}
 NETWORK_SCHEMA = {
     "type": "object", "required": ["id"] + list(NETWORK_FIELDS),
-    "properties": {"id": {"type": "integer"}, "cidr": {"oneOf": [_CIDR, {"type": "null"}]},
-                   "gateway": {"oneOf": [_IPV4, {"type": "null"}]},
-                   "vlan_start": {"oneOf": [_VLAN, {"type": "null"}]},
-                   "ip_ranges": {"type": "array", "items": _RANGE}},
+    "properties": {"id": {"type": "integer"}, "cidr": {"oneOf": [network.CIDR_SCHEMA, {"type": "null"}]},
+                   "gateway": {"oneOf": [network.IPV4_SCHEMA, {"type": "null"}]},
+                   "vlan_start": {"oneOf": [network.VLAN_SCHEMA, {"type": "null"}]},
+                   "ip_ranges": {"type": "array", "items": network.RANGE_SCHEMA}},
     "additionalProperties": False,
-}
-NETWORKING_PARAMETERS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "vlan_range": {"type": "array", "items": _VLAN, "minItems": 2, "maxItems": 2},
-        "gre_id_range": {"type": "array", "items": {"type": "integer", "minimum": 1},
-                         "minItems": 2, "maxItems": 2},
-        "floating_ranges": {"type": "array", "items": _RANGE},
-        "internal_cidr": _CIDR,
-        "internal_gateway": _IPV4,
-        "dns_nameservers": {"type": "array", "items": _IPV4},
-        "base_mac": {"type": "string", "pattern": "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"},
-        "segmentation_type": {"enum": ["vlan", "gre", "tun"]},
-        "net_l23_provider": {"enum": ["ovs", "nsx"]},
-    },
 }
 ATTRIBUTE_TYPES = {
     "checkbox": {"type": "boolean"},
@@ -193,7 +174,15 @@ def _value_schema(field):
     choices = [choice.get("data") for choice in field.get("values") or [] if isinstance(choice, dict)]
     if field.get("type") in ("radio", "select") and choices:
         return {"enum": choices}
-    return ATTRIBUTE_TYPES.get(field.get("type"), {})
+    return ATTRIBUTE_TYPES.get(field.get("type")) or _json_type(field.get("value"))
+
+
+def _json_type(value):
+    """A value of a type the model does not know keeps the JSON type it has (a list stays a list)."""
+    for json_type, python_type in (("boolean", bool), ("array", list), ("object", dict), ("string", str)):
+        if isinstance(value, python_type):
+            return {"type": json_type}
+    return {"type": "number"} if isinstance(value, (int, float)) else {}
 
 
 def schema_for(cluster):
@@ -213,7 +202,7 @@ def schema_for(cluster):
             "attributes": {"type": "object", "properties": {"editable": {
                 "type": "object", "properties": editable, "required": sorted(editable),
                 "additionalProperties": False}}},
-            "networking_parameters": NETWORKING_PARAMETERS_SCHEMA,
+            "networking_parameters": network.NETWORKING_PARAMETERS_SCHEMA,
             "node_groups": {"type": "object", "additionalProperties": {"type": "object", "properties": {
                 "networks": {"type": "object", "additionalProperties": NETWORK_SCHEMA}}}},
         },
@@ -265,10 +254,9 @@ def apply_patch(cluster, operations):
     networks = _changed_networks(before, after)
     if after["name"] != before["name"]:
         cluster_obj.check_name_free(after["name"], cluster.id)
-    if networks:
-        network.update_configuration(cluster, {"networks": networks})
-    if after["networking_parameters"] != before["networking_parameters"]:
-        cluster.networking_parameters = after["networking_parameters"]
+    if networks or after["networking_parameters"] != before["networking_parameters"]:
+        network.update_configuration(cluster, {"networks": networks,
+                                               "networking_parameters": after["networking_parameters"]})
     if networks or after["networking_parameters"] != before["networking_parameters"]:
         change = {"name": "networks", "node_id": None}
         if change not in cluster.pending_changes:

@@ -93,6 +93,8 @@ def error_response(exc):
         LOG.info("Integrity error: %s", exc)
         return _json_error(_status_line(409), "The request conflicts with the stored data",
                            [str(exc.orig).splitlines()[0]])
+    if isinstance(exc, OverflowError):  # SQLite's DataError: a number beyond its 64-bit integers
+        return _json_error(_status_line(400), "The request contains invalid data", [str(exc)])
     if isinstance(exc, sqlalchemy.exc.DataError):
         return _json_error(_status_line(400), "The request contains invalid data",
                            [str(exc.orig).splitlines()[0]])

@@ -6,6 +6,7 @@ Methods a handler does not define answer 405 with a correct ``Allow`` header
 (PATCH included, which web.py itself leaves out).
 """
 import json
+import math
 import re
 
 import jsonschema
@@ -70,6 +71,15 @@ def _refuse_constant(name):
     raise ValueError(name)
 
 
+def check_finite(data):
+    """A number too large for a float (1e400) becomes Infinity, which no response may carry: 400."""
+    if isinstance(data, float) and math.isinf(data):
+        raise errors.InvalidData("Numbers must be finite; one in the request is too large")
+    for value in data.values() if isinstance(data, dict) else data if isinstance(data, list) else ():
+        check_finite(value)
+    return data
+
+
 def validate_schema(data, schema):
     """jsonschema validation; the first error becomes a 400 with a readable message."""
     validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
@@ -120,7 +130,7 @@ class BaseHandler:
 
     @staticmethod
     def json_body(schema=None):
-        data = parse_json(request_body())
+        data = check_finite(parse_json(request_body()))
         if schema is not None:
             validate_schema(data, schema)
         return data

@@ -22,7 +22,7 @@ NETWORK_CONFIGURATION_SCHEMA = {
                     "type": "array", "minItems": 2, "maxItems": 2, "items": _ADDRESS}},
                 "meta": {"type": "object"},
             }}},
-        "networking_parameters": {"type": "object"},
+        "networking_parameters": network.NETWORKING_PARAMETERS_SCHEMA,
     },
 }
 NODEGROUP_SCHEMA = {

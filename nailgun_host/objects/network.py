@@ -16,6 +16,25 @@ from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup, NodeGroup
 from nailgun_host.settings import settings
 
 ADMIN_NETWORK = "fuelweb_admin"
+IPV4_SCHEMA = {"type": "string", "format": "ipv4"}
+RANGE_SCHEMA = {"type": "array", "items": IPV4_SCHEMA, "minItems": 2, "maxItems": 2}
+VLAN_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 4094}
+CIDR_SCHEMA = {"type": "string", "pattern": r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$"}
+NETWORKING_PARAMETERS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "vlan_range": {"type": "array", "items": VLAN_SCHEMA, "minItems": 2, "maxItems": 2},
+        "gre_id_range": {"type": "array", "items": {"type": "integer", "minimum": 1},
+                         "minItems": 2, "maxItems": 2},
+        "floating_ranges": {"type": "array", "items": RANGE_SCHEMA},
+        "internal_cidr": CIDR_SCHEMA,
+        "internal_gateway": IPV4_SCHEMA,
+        "dns_nameservers": {"type": "array", "items": IPV4_SCHEMA},
+        "base_mac": {"type": "string", "pattern": "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"},
+        "segmentation_type": {"enum": ["vlan", "gre", "tun"]},
+        "net_l23_provider": {"enum": ["ovs", "nsx"]},
+    },
+}
 NETWORK_META_DEFAULTS = {
     "notation": "cidr", "render_type": None, "map_priority": 2,
     "configurable": True, "use_gateway": False,
@@ -368,8 +387,25 @@ def update_configuration(cluster, data):
             network.ip_ranges = [IPAddrRange(first=f, last=l)
                                  for f, l in ranges_from_meta(network.meta, network.cidr)]
     if isinstance(data.get("networking_parameters"), dict):
-        cluster.networking_parameters = dict(cluster.networking_parameters, **data["networking_parameters"])
+        parameters = dict(cluster.networking_parameters, **data["networking_parameters"])
+        _check_networking_parameters(parameters)
+        cluster.networking_parameters = parameters
     db.flush()
+
+
+def _check_networking_parameters(parameters):
+    """What the schema cannot say: a real internal CIDR holding its gateway, ranges in order."""
+    cidr = parameters.get("internal_cidr")
+    try:
+        internal = ipaddress.ip_network(cidr, strict=True) if cidr else None
+    except ValueError as exc:
+        raise errors.InvalidData("Invalid internal CIDR '{0}': {1}".format(cidr, exc))
+    gateway = parameters.get("internal_gateway")
+    if internal and gateway and ipaddress.ip_address(gateway) not in internal:
+        raise errors.InvalidData("Address '{0}' is outside the internal CIDR {1}".format(gateway, cidr))
+    for first, last in parameters.get("floating_ranges") or []:
+        if ipaddress.ip_address(first) > ipaddress.ip_address(last):
+            raise errors.InvalidData("Floating range {0}-{1} is reversed".format(first, last))
 
 
 def node_network_data(node):

@@ -31,6 +31,16 @@ def test_malformed_bodies_get_400(app, body, message):
     assert_json_error(response, 400, message)
 
 
+def test_numbers_too_large_for_a_float_are_400_and_never_served(app):
+    for url, body in (("/api/v1/nodes/", '{"mac": "52:54:00:ab:cd:e1", "meta": {"x": 1e400}}'),
+                      ("/api/v1/nodes/", '{"mac": "52:54:00:ab:cd:e2", "meta": {"disks": [{"name": "sda", "size": 1e400}]}}'),
+                      ("/api/v1/releases/", '{"name": "r", "version": "v-9.0", "operating_system": "Ubuntu", '
+                                            '"attributes_metadata": {"x": [-1e400]}}')):
+        response = app.post(url, body, content_type="application/json", status=400)
+        assert_json_error(response, 400, "Numbers must be finite; one in the request is too large")
+    assert app.get("/api/v1/nodes/").json == []
+
+
 def test_schema_violation_names_the_field(app):
     response = app.post_json("/api/v1/releases/", {"name": "r", "version": 9, "operating_system": "Ubuntu"},
                              status=400)
@@ -50,6 +60,28 @@ def test_missing_object_gets_404(app):
 def test_ids_beyond_the_integer_range_are_not_found(app):
     assert_json_error(app.get("/api/v1/clusters/{0}/".format(2 ** 31), status=404), 404, "Cluster not found")
     assert_json_error(app.get("/api/v1/nodes/99999999999999999999/", status=404), 404)
+
+
+@pytest.mark.parametrize("method, url, body", [
+    ("POST", "/api/v1/clusters/", {"name": "big", "release_id": 10 ** 20}),
+    ("POST", "/api/v1/clusters/{cluster}/assignment/", [{"id": 10 ** 20, "roles": ["compute"]}]),
+    ("POST", "/api/v1/clusters/{cluster}/unassignment/", [{"id": 10 ** 20}]),
+    ("PUT", "/api/v1/nodes/{node}/", {"cluster_id": 10 ** 20}),
+    ("GET", "/api/v1/nodes/?cluster_id=" + str(10 ** 20), None),
+    ("GET", "/api/v1/tasks/?cluster_id=" + str(10 ** 20), None),
+    ("PUT", "/api/v1/clusters/{cluster}/provision/?nodes=" + str(10 ** 20), None),
+])
+def test_numbers_beyond_the_database_integers_are_client_errors(app, env, method, url, body):
+    cluster, node = env.create_cluster(), env.create_node()
+    url = url.format(cluster=cluster["id"], node=node["id"])
+    if body is None:
+        response = app.request(url, method=method, expect_errors=True)
+    else:
+        response = app.request(url, method=method, body=app.JSONEncoder().encode(body).encode(),
+                               content_type="application/json", expect_errors=True)
+    assert response.status_int in (400, 404), response.text
+    assert_json_error(response, response.status_int)
+    assert env.get_node(node["id"])["cluster"] is None
 
 
 def test_method_not_allowed_lists_allowed_methods_patch_included(app):

@@ -159,6 +159,22 @@ def test_network_configuration_can_be_changed_and_is_validated(app, env):
     assert app.get(url).json == updated
 
 
+def test_networking_parameters_are_validated(app, env):
+    cluster = env.create_cluster()
+    url = "/api/v1/clusters/{0}/network_configuration/neutron/".format(cluster["id"])
+    before = app.get(url).json
+    for bad, message in (({"vlan_range": "x"}, "'x' is not of type 'array'"),
+                         ({"vlan_range": [1000, 99999]}, "greater than the maximum of 4094"),
+                         ({"floating_ranges": [["172.16.0.200"]]}, "is too short"),
+                         ({"internal_cidr": "10.0.0.0/99"}, "Invalid internal CIDR '10.0.0.0/99'"),
+                         ({"internal_cidr": "10.0.0.5/24"}, "Invalid internal CIDR '10.0.0.5/24'"),
+                         ({"internal_gateway": "10.9.9.1"}, "Address '10.9.9.1' is outside the internal CIDR"),
+                         ({"floating_ranges": [["172.16.0.200", "172.16.0.130"]]}, "reversed")):
+        response = app.put_json(url, {"networking_parameters": bad}, status=400)
+        assert message in response.json["message"], (bad, response.json)
+    assert app.get(url).json == before
+
+
 def test_node_groups_get_their_own_networks(app, env):
     cluster = env.create_cluster()
     group = app.post_json("/api/v1/nodegroups/", {"cluster_id": cluster["id"], "name": "rack-2"}, status=201).json

@@ -260,6 +260,22 @@ def test_failed_assigns_leave_the_database_unchanged(upgrade_env, seed, env, db_
     assert db_dump() == before
 
 
+def test_every_other_failed_assign_leaves_the_database_unchanged(upgrade_env, seed, env, db_dump):
+    first, second = upgrade_env.controllers
+    compute = upgrade_env.compute["id"]
+    env.app.put_json("/api/v1/nodes/{0}/".format(compute), {"status": "error", "error_type": "provision"})
+    upgrade_env.assign(seed["id"], {"nodes_ids": [second["id"]]})
+    before = db_dump()
+    for body in ({"nodes_ids": [first["id"], compute], "reprovision": False},
+                 {"nodes_ids": [first["id"]], "roles": ["no-such-role"], "reprovision": False},
+                 {"nodes_ids": [first["id"]], "roles": ["controller", "compute"], "reprovision": False},
+                 {"nodes_ids": []}, {"node_id": "1"}):
+        upgrade_env.assign(seed["id"], body, status=400)
+    upgrade_env.assign(upgrade_env.orig["id"], {"nodes_ids": [first["id"]]}, status=400)
+    upgrade_env.assign(seed["id"], {"nodes_ids": [first["id"]]}, status=409)
+    assert db_dump() == before
+
+
 def test_assign_query_count_does_not_grow_per_node(env, query_counter):
     def moved(count):
         release_old = env.create_release(name="Old {0}".format(count), version="liberty-8.0")

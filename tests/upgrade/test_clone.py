@@ -234,3 +234,22 @@ def test_failed_clones_leave_the_database_unchanged(upgrade_env, env, db_dump):
     upgrade_env.clone(release_id=12345, status=404)
     assert db_dump() == before
 
+
+def test_every_other_failed_clone_leaves_the_database_unchanged(upgrade_env, env, db_dump):
+    undeployable = env.create_release(name="Deprecated", version="mitaka-9.0", state="unavailable")
+    older = env.create_release(name="Older", version="kilo-7.0")
+    text_debug = env.create_release(name="Old", version="liberty-8.0", attributes_metadata={"editable": {
+        "common": {"debug": {"value": "yes", "type": "text"}}}})
+    incompatible = env.create_cluster(release_id=text_debug["id"], name="incompatible")
+    upgrade_env.clone()
+    before = db_dump()
+    upgrade_env.clone(name="again", status=405)
+    app = upgrade_env.app
+    for release_id, status in ((undeployable["id"], 400), (older["id"], 400)):
+        app.post_json(CLONE.format(incompatible["id"]), {"name": "x", "release_id": release_id}, status=status)
+    app.post_json(CLONE.format(incompatible["id"]), {"name": "x", "release_id": upgrade_env.new_release["id"]},
+                  status=409)
+    app.post_json(CLONE.format(incompatible["id"]), {"name": "x", "release_id": "2"}, status=400)
+    app.post(CLONE.format(incompatible["id"]), "{", content_type="application/json", status=400)
+    assert db_dump() == before
+

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from nailgun_host.db.models import Cluster
-from tests.upgrade.conftest import MODEL, error
+from tests.upgrade.conftest import CLONE, MODEL, error
 
 PATCH_TYPE = "application/env-model-json-patch"
 
@@ -153,10 +153,33 @@ def test_patch_breaking_the_model_schema_is_400(upgrade_env, seed, operation, me
     assert message in error(patch(upgrade_env.app, seed["id"], [operation], status=400))
 
 
+def test_patch_with_a_number_too_large_for_a_float_is_400(upgrade_env, seed):
+    body = '[{"op": "replace", "path": "/networking_parameters/gre_id_range", "value": [2, 1e400]}]'
+    response = upgrade_env.app.patch(MODEL.format(seed["id"]), body, headers={"Content-Type": PATCH_TYPE}, status=400)
+    assert error(response.json) == "Numbers must be finite; one in the request is too large"
+
+
 def test_patch_with_range_outside_cidr_is_400(upgrade_env, seed):
     response = patch(upgrade_env.app, seed["id"], [{"op": "replace", "path": "/node_groups/default/networks/"
                      "management/ip_ranges", "value": [["10.0.0.1", "10.0.0.9"]]}], status=400)
     assert error(response) == "Address '10.0.0.1' is outside the CIDR 192.168.0.0/24 of network 'management'"
+
+
+@pytest.mark.parametrize("operation, message", [
+    ({"op": "replace", "path": "/networking_parameters/internal_cidr", "value": "10.0.0.0/99"},
+     "Invalid internal CIDR '10.0.0.0/99'"),
+    ({"op": "replace", "path": "/networking_parameters/internal_gateway", "value": "10.9.9.1"},
+     "Address '10.9.9.1' is outside the internal CIDR 192.168.111.0/24"),
+    ({"op": "replace", "path": "/networking_parameters/floating_ranges", "value": [["172.16.0.200", "172.16.0.130"]]},
+     "Floating range 172.16.0.200-172.16.0.130 is reversed"),
+    ({"op": "replace", "path": "/attributes/editable/repo_setup/repos", "value": "x"},
+     "'x' is not of type 'array' (at 'attributes/editable/repo_setup/repos')"),
+])
+def test_patch_with_values_the_environment_cannot_use_is_400_and_changes_nothing(
+        upgrade_env, seed, db_dump, operation, message):
+    before = db_dump()
+    assert message in error(patch(upgrade_env.app, seed["id"], [operation], status=400))
+    assert db_dump() == before
 
 
 @pytest.mark.parametrize("body, message", [
@@ -219,3 +242,24 @@ def test_patch_is_all_or_nothing(upgrade_env, seed, db_dump):
               {"op": "replace", "path": "/name", "value": "orig"}], 409)):
         patch(upgrade_env.app, seed["id"], operations, status=status)
     assert db_dump() == before
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        return [leaf for value in tree.values() for leaf in _leaves(value)]
+    if isinstance(tree, list):
+        return [leaf for value in tree for leaf in _leaves(value)]
+    return [tree]
+
+
+def test_no_generated_value_is_ever_served_by_clone_or_model(upgrade_env, session):
+    clone = upgrade_env.app.post_json(CLONE.format(upgrade_env.orig["id"]),
+                                      {"name": "seed", "release_id": upgrade_env.new_release["id"]})
+    bodies = [clone.text] + [upgrade_env.app.get(MODEL.format(cluster_id) + path).text
+                             for cluster_id in (upgrade_env.orig["id"], clone.json["id"])
+                             for path in ("", "attributes", "attributes/generated")]
+    secrets = {str(value) for cluster_id in (upgrade_env.orig["id"], clone.json["id"])
+               for value in _leaves(session.get(Cluster, cluster_id).generated_attributes)
+               if isinstance(value, (str, int)) and len(str(value)) >= 6}
+    assert len(secrets) >= 10
+    assert [secret for secret in secrets if any(secret in body for body in bodies)] == []
