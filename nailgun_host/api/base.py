@@ -1,7 +1,8 @@
 """What every handler, core or extension, builds on: JSON in, JSON out, clean errors.
 
 A handler method returns plain data (dict, list, str, None); the request processor
-serializes it to JSON. Bytes are sent as they are (a body already serialized). Status and headers are set with ``set_status``/``web.header``.
+serializes it to JSON. Bytes are sent as they are (a body already serialized). Status
+and headers are set with ``set_status``/``web.header``.
 Methods a handler does not define answer 405 with a correct ``Allow`` header
 (PATCH included, which web.py itself leaves out).
 """
