@@ -28,7 +28,7 @@ def free_port():
 
 def start_server(db_url):
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-c", "from nailgun_host.cli import serve; serve()",
+    process = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
                                 "--db-url", db_url, "--port", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

@@ -3,11 +3,12 @@ import os
 
 import sqlalchemy as sa
 
+import nailgun_host
 from nailgun_host.db import db
 from nailgun_host.db.models import Node
 from nailgun_host.extensions import BaseExtension
-from nailgun_ext_configdb import levels, storage
 from nailgun_ext_configdb.models import Environment
+from nailgun_ext_configdb.objects import document, levels
 from nailgun_ext_configdb.urls import URLS
 
 
@@ -18,13 +19,13 @@ def _forget_nodes(nodes):
         if node.cluster_id is not None:
             by_cluster.setdefault(node.cluster_id, []).append(node.id)
     for environment_id, node_ids in by_cluster.items():
-        paths = storage.level_paths(environment_id, like="%{0}/%".format(levels.NODES))
-        storage.delete_at(environment_id, [p for node_id in node_ids for p in levels.paths_of_node(paths, node_id)])
+        paths = document.level_paths(environment_id, like="%{0}/%".format(levels.NODES))
+        document.delete_at(environment_id, [p for node_id in node_ids for p in levels.paths_of_node(paths, node_id)])
 
 
 class ConfigDBExtension(BaseExtension):
     name = "configdb"
-    version = "1.0.0"
+    version = nailgun_host.__version__
     description = "Versioned store of serialized deployment facts, with overrides and effective values"
     urls = URLS
 

@@ -1,21 +1,25 @@
-"""The extension's URL map, relative to /api/v1 and /api (so the API lives at /api/v1/config)."""
-from nailgun_ext_configdb.api import catalog, documents, environments
+"""The extension's URL map, relative to /api/v1 and /api (so the API lives at /api/v1/config).
 
-#: ids fit a 32-bit integer column; longer digit strings match no route (404)
-ID = r"(\d{1,9})"
-#: environment id, level pairs ("nodes/1/" or ""), resource id or name (may hold "/"), values|overrides
-DOCUMENT = r"/config/environments/(\d{1,9})/((?:[^/]+/[^/]+/)*?)resources/(.+?)/(values|overrides|override)"
+A document's URL names its environment, its level pairs (``nodes/1/``, or none for the
+environment level), its resource (an id, or a name that may hold ``/``) and its kind.
+"""
+from nailgun_host.api.base import route
+from nailgun_ext_configdb.api import components, documents, environments, resource_definitions
+
+DOCUMENT = "/config/environments/<environment_id>/<levels>resources/<resource>/<kind>"
+DOCUMENT_PATTERNS = {"levels": "(?:[^/]+/[^/]+/)*?", "resource": ".+?", "kind": "values|overrides|override"}
 
 URLS = [
-    {"uri": r"/config/components/?", "handler": catalog.ConfigComponentCollectionHandler},
-    {"uri": rf"/config/components/{ID}/?", "handler": catalog.ConfigComponentHandler},
-    {"uri": r"/config/resource_definitions/?", "handler": catalog.ConfigResourceDefinitionCollectionHandler},
-    {"uri": rf"/config/resource_definitions/{ID}/?", "handler": catalog.ConfigResourceDefinitionHandler},
-    {"uri": r"/config/environments/?", "handler": environments.ConfigEnvironmentCollectionHandler},
-    {"uri": rf"/config/environments/{ID}/?", "handler": environments.ConfigEnvironmentHandler},
-    {"uri": DOCUMENT + r"/keys/(set|delete)/?", "handler": documents.ConfigDocumentKeysHandler},
-    {"uri": DOCUMENT + r"/history/?", "handler": documents.ConfigDocumentHistoryHandler},
-    {"uri": DOCUMENT + r"/diff/?", "handler": documents.ConfigDocumentDiffHandler},
-    {"uri": DOCUMENT + r"/revert/?", "handler": documents.ConfigDocumentRevertHandler},
-    {"uri": DOCUMENT + r"/?", "handler": documents.ConfigDocumentHandler},
+    route("/config/components", components.ConfigComponentCollectionHandler),
+    route("/config/components/<component_id>", components.ConfigComponentHandler),
+    route("/config/resource_definitions", resource_definitions.ConfigResourceDefinitionCollectionHandler),
+    route("/config/resource_definitions/<resource_definition_id>", resource_definitions.ConfigResourceDefinitionHandler),
+    route("/config/environments", environments.ConfigEnvironmentCollectionHandler),
+    route("/config/environments/<environment_id>", environments.ConfigEnvironmentHandler),
+    route(DOCUMENT + "/keys/<operation>", documents.ConfigDocumentKeysHandler, operation="set|delete",
+          **DOCUMENT_PATTERNS),
+    route(DOCUMENT + "/history", documents.ConfigDocumentHistoryHandler, **DOCUMENT_PATTERNS),
+    route(DOCUMENT + "/diff", documents.ConfigDocumentDiffHandler, **DOCUMENT_PATTERNS),
+    route(DOCUMENT + "/revert", documents.ConfigDocumentRevertHandler, **DOCUMENT_PATTERNS),
+    route(DOCUMENT, documents.ConfigDocumentHandler, **DOCUMENT_PATTERNS),
 ]

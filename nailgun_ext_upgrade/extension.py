@@ -1,14 +1,13 @@
 """The cluster_upgrade extension: clone an environment into an Upgrade Seed and move nodes into it."""
 import os
 
+import nailgun_host
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster
 from nailgun_host.extensions import BaseExtension, BasePipeline
 from nailgun_host.objects import release as release_obj
-from nailgun_ext_upgrade import handlers
-from nailgun_ext_upgrade.objects import relations
-
-ID = r"(\d+)"
+from nailgun_ext_upgrade.objects import relation as relation_obj
+from nailgun_ext_upgrade.urls import URLS
 
 
 class UpgradePipeline(BasePipeline):
@@ -16,7 +15,7 @@ class UpgradePipeline(BasePipeline):
 
     @classmethod
     def process_deployment_for_cluster(cls, cluster, cluster_data):
-        relation = relations.get_cluster_relation(cluster.id)
+        relation = relation_obj.get_cluster_relation(cluster.id)
         if relation is None:
             return
         orig, seed = db.get(Cluster, relation.orig_cluster_id), db.get(Cluster, relation.seed_cluster_id)
@@ -30,19 +29,9 @@ class UpgradePipeline(BasePipeline):
 
 class ClusterUpgradeExtension(BaseExtension):
     name = "cluster_upgrade"
-    version = "1.0.0"
+    version = nailgun_host.__version__
     description = "Clone an environment into an Upgrade Seed on a newer release and move nodes into it"
-
-    urls = [
-        {"uri": rf"/clusters/{ID}/upgrade/?", "handler": handlers.ClusterUpgradeHandler},
-        {"uri": rf"/clusters/{ID}/upgrade/clone/?", "handler": handlers.ClusterUpgradeCloneHandler},
-        {"uri": rf"/clusters/{ID}/upgrade/assign/?", "handler": handlers.NodeReassignHandler},
-        {"uri": rf"/clusters/{ID}/upgrade/vips/?", "handler": handlers.CopyVIPsHandler},
-        {"uri": rf"/clusters/{ID}/upgrade/clone_release/{ID}/?",
-         "handler": handlers.CreateUpgradeReleaseHandler},
-        {"uri": rf"/clusters/{ID}/model/?", "handler": handlers.ClusterModelHandler},
-        {"uri": rf"/clusters/{ID}/model/(.+)", "handler": handlers.ClusterModelHandler},
-    ]
+    urls = URLS
     data_pipelines = [UpgradePipeline]
 
     @classmethod
@@ -51,4 +40,4 @@ class ClusterUpgradeExtension(BaseExtension):
 
     @classmethod
     def on_cluster_delete(cls, cluster):
-        relations.delete_relation(cluster.id)
+        relation_obj.delete(cluster.id)

@@ -4,44 +4,23 @@ Messages follow the original extension where octane or its tests relied on them.
 """
 from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_host.db.models import Release
+from nailgun_host.db.models import Cluster, Release
 from nailgun_host.objects import cluster as cluster_obj
+from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects import task as task_obj
+from nailgun_host.objects.roles import validate_roles
 from nailgun_host.settings import settings
-from nailgun_ext_upgrade import upgrade
-from nailgun_ext_upgrade.objects import relations
+from nailgun_ext_upgrade.objects import relation as relation_obj
+from nailgun_ext_upgrade.objects import upgrade
 
-#: ids are PostgreSQL integers: a larger number is a client error, not a database one
-_ID = {"type": "integer", "minimum": 1, "maximum": 2 ** 31 - 1}
-CLONE_SCHEMA = {
-    "$schema": "http://json-schema.org/draft-04/schema#",
-    "title": "Cluster Clone Parameters",
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 50},
-        "release_id": _ID,
-    },
-    "required": ["name", "release_id"],
-}
-ASSIGN_SCHEMA = {
-    "$schema": "http://json-schema.org/draft-04/schema#",
-    "title": "Node Reassignment Parameters",
-    "type": "object",
-    "properties": {
-        "nodes_ids": {"type": "array", "items": _ID, "uniqueItems": True, "minItems": 1},
-        "node_id": _ID,
-        "reprovision": {"type": "boolean"},
-        "roles": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
-    },
-}
 ASSIGNABLE_STATUSES = ("ready", "provisioned", "error")
 
 
 # -- clone -----------------------------------------------------------------------------------
 
 def check_not_in_upgrade(cluster):
-    if relations.is_cluster_in_upgrade(cluster.id):
+    if relation_obj.is_cluster_in_upgrade(cluster.id):
         raise errors.MethodNotAllowed(
             "Upgrade is not possible because of the original cluster ({0}) is already involved "
             "in the upgrade routine.".format(cluster.id), ["POST"])
@@ -68,8 +47,6 @@ def _role_mappings(release):
 
 def check_network_roles(orig, new_release):
     """Each network role of the orig must map to the same network in the new release."""
-    if orig.network_template:
-        return  # the template, applied to the seed by octane, decides the mapping
     lost = sorted(_role_mappings(orig.release) - _role_mappings(new_release))
     if lost:
         raise errors.InvalidData("Network changes during upgrade is not supported.",
@@ -108,7 +85,7 @@ def requested_node_ids(data):
 
 
 def seed_relation(cluster):
-    relation = relations.get_cluster_relation(cluster.id)
+    relation = relation_obj.get_cluster_relation(cluster.id)
     if relation is None:
         raise errors.InvalidData("Relation for given cluster does not exist")
     if relation.seed_cluster_id != cluster.id:
@@ -138,27 +115,23 @@ def check_roles(seed, nodes, roles):
         if len({frozenset(node.roles) for node in nodes}) > 1:
             raise errors.InvalidData(
                 "Only nodes with the same set of assigned roles are supported for the operation.")
-        cluster_obj.validate_roles(seed, roles)
+        validate_roles(seed, roles)
         return
     for node in nodes:
-        cluster_obj.validate_roles(seed, node.roles)
+        validate_roles(seed, node.roles)
 
 
 def validate_assign(seed, data):
     """(orig cluster, nodes in request order, network mapping) once every check of the move passed."""
     node_ids = requested_node_ids(data)
     relation = seed_relation(seed)
-    found = {node.id: node for node in upgrade.load_nodes(node_ids)}
-    for node_id in node_ids:
-        if node_id not in found:
-            raise errors.ObjectNotFound("Node with id {0} was not found.".format(node_id))
-    nodes = [found[node_id] for node_id in node_ids]
+    nodes = node_obj.get_many(node_ids)
     for node in nodes:
         check_node(node, seed, relation)
     check_roles(seed, nodes, data.get("roles"))
     if data.get("reprovision", True):
         task_obj.check_no_running_task(seed)
-    orig = db.get(cluster_obj.Cluster, relation.orig_cluster_id)
+    orig = db.get(Cluster, relation.orig_cluster_id)
     mapping = upgrade.network_mapping(orig, seed)
     unmapped = upgrade.unmapped_addresses(nodes, mapping)
     if unmapped:
@@ -175,9 +148,6 @@ def validate_assign(seed, data):
 
 # -- VIPs and releases -----------------------------------------------------------------------
 
-def check_upgrade_release_name(name, version):
+def check_upgrade_release_name(name):
     if len(name) > 100:
         raise errors.InvalidData("The name of the upgrade release '{0}' is longer than 100 characters".format(name))
-    if db.query(Release.id).filter_by(name=name, version=version).first():
-        raise errors.AlreadyExists(
-            "Release with name '{0}' and version '{1}' already exists".format(name, version))

@@ -1,9 +1,10 @@
 """The web.py application: core routes plus every extension's, under /api/v1 and /api.
 
 Every request passes through ``handle_request`` before its handler. It is the one
-place for what applies to all of them: the body size cap, the per-request database
-transaction (commit on success, roll back on any error), turning every error into
-a JSON body, and (later) authentication and request statistics.
+place for what applies to all of them: the per-request database transaction (commit
+on success, roll back on any error), turning every error into a JSON body, and (later)
+authentication and request statistics. The body size cap is enforced where the body
+is read (``api.base.request_body``).
 """
 import json
 import logging
@@ -14,9 +15,10 @@ from oslo_serialization import jsonutils
 
 from nailgun_host import errors
 from nailgun_host.api import base
-from nailgun_host.api.urls import CORE_URLS
+from nailgun_host.api.meta import APIRootHandler
 from nailgun_host.db import db, expect_writes
 from nailgun_host.extensions import get_all_extensions
+from nailgun_host.urls import URLS
 
 LOG = logging.getLogger(__name__)
 PREFIXES = ("/api/v1", "/api")
@@ -26,12 +28,13 @@ web.config.debug = False
 
 
 def collect_routes(extensions):
-    """(regex, handler class) pairs of the core and the extensions; names must be unique."""
-    routes = list(CORE_URLS)
+    """The URL map entries of the core and the extensions; handler names must be unique."""
+    routes = list(URLS)
     for extension in extensions:
-        routes.extend((url["uri"], url["handler"]) for url in extension.urls)
+        routes.extend(extension.urls)
     handlers = {}
-    for _uri, handler in routes:
+    for entry in routes:
+        handler = entry["handler"]
         known = handlers.setdefault(handler.__name__, handler)
         if known is not handler:
             raise RuntimeError(
@@ -40,18 +43,11 @@ def collect_routes(extensions):
     return routes, handlers
 
 
-def _json_error(status, message, errors_list=(), headers=None):
+def _json_error(code, message, errors_list=(), headers=None):
     headers = dict(headers or {})
     headers["Content-Type"] = JSON
-    return web.HTTPError(status, headers, json.dumps({"message": message, "errors": list(errors_list)}))
-
-
-def _status_line(code):
-    return {400: "400 Bad Request", 401: "401 Unauthorized", 403: "403 Forbidden",
-            404: "404 Not Found", 405: "405 Method Not Allowed", 406: "406 Not Acceptable",
-            409: "409 Conflict", 412: "412 Precondition Failed", 413: "413 Payload Too Large",
-            415: "415 Unsupported Media Type", 500: "500 Internal Server Error",
-            503: "503 Service Unavailable"}.get(code, str(code))
+    return web.HTTPError(base.status_line(code), headers,
+                         json.dumps({"message": message, "errors": list(errors_list)}))
 
 
 def _drop_header(name):
@@ -88,18 +84,16 @@ def error_response(exc):
         return _jsonify_http_error(exc)
     if isinstance(exc, errors.NailgunError):
         _drop_header("Content-Type")
-        return _json_error(_status_line(exc.status), exc.message, exc.errors, exc.headers)
+        return _json_error(exc.status, exc.message, exc.errors, exc.headers)
     if isinstance(exc, sqlalchemy.exc.IntegrityError):
         LOG.info("Integrity error: %s", exc)
-        return _json_error(_status_line(409), "The request conflicts with the stored data",
-                           [str(exc.orig).splitlines()[0]])
+        return _json_error(409, "The request conflicts with the stored data", [str(exc.orig).splitlines()[0]])
     if isinstance(exc, OverflowError):  # SQLite's DataError: a number beyond its 64-bit integers
-        return _json_error(_status_line(400), "The request contains invalid data", [str(exc)])
+        return _json_error(400, "The request contains invalid data", [str(exc)])
     if isinstance(exc, sqlalchemy.exc.DataError):
-        return _json_error(_status_line(400), "The request contains invalid data",
-                           [str(exc.orig).splitlines()[0]])
+        return _json_error(400, "The request contains invalid data", [str(exc.orig).splitlines()[0]])
     LOG.error("Unhandled error in %s %s", web.ctx.method, web.ctx.path, exc_info=exc)
-    return _json_error(_status_line(500), "Internal server error")
+    return _json_error(500, "Internal server error")
 
 
 def handle_request(handler):
@@ -136,21 +130,24 @@ class NailgunApplication(web.application):
             raise error_response(exc)
 
     def notfound(self):
-        return _json_error(_status_line(404), "Resource not found: {0}".format(web.ctx.path))
+        return _json_error(404, "Resource not found: {0}".format(web.ctx.path))
 
     def internalerror(self):
         db.rollback()
-        return _json_error(_status_line(500), "Internal server error")
+        return _json_error(500, "Internal server error")
 
 
 def build_app(extensions=None):
-    """The application over the given extensions (default: those stevedore finds)."""
+    """The application over the given extensions (default: those stevedore finds).
+
+    The server's root ``/`` answers like ``/api/v1/``: it is where a client lands first.
+    """
     extensions = get_all_extensions() if extensions is None else extensions
     routes, handlers = collect_routes(extensions)
-    mapping = []
+    mapping = ["/", APIRootHandler.__name__]
     for prefix in PREFIXES:
-        for uri, handler in routes:
-            mapping.extend((prefix + uri, handler.__name__))
+        for entry in routes:
+            mapping.extend((prefix + entry["uri"], entry["handler"].__name__))
     app = NailgunApplication(tuple(mapping), handlers, autoreload=False)
     app.add_processor(handle_request)
     return app

@@ -14,9 +14,6 @@ class NailgunError(Exception):
         self.errors = list(errors or [])
         self.headers = dict(headers or {})
 
-    def to_dict(self):
-        return {"message": self.message, "errors": self.errors}
-
 
 class InvalidData(NailgunError):
     status = 400

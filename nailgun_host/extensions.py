@@ -80,63 +80,69 @@ class BaseExtension(abc.ABC):
     def alembic_table_version(cls):
         return "{0}alembic_version".format(cls.table_prefix())
 
-    # Lifecycle callbacks, fired for every loaded extension.
+    # Lifecycle callbacks. Each fires inside the transaction of the request that caused the
+    # event, before it commits: what a callback writes lands or rolls back with the request,
+    # and an error it raises fails the request (its NailgunError status is the answer).
+    # The ones below fire for every loaded extension.
     @classmethod
     def on_node_create(cls, node):
-        pass
+        """A node was discovered (POST /nodes); it has its id, admin address and interfaces."""
 
     @classmethod
     def on_node_update(cls, node):
-        pass
+        """A node's fields, roles or cluster changed (PUT /nodes, assignment); fired after the change."""
 
     @classmethod
     def on_node_reset(cls, node):
-        pass
+        """A node is being reset to discovery; not fired by this host, which has no reset (Nailgun's contract)."""
 
     @classmethod
     def on_node_delete(cls, node):
-        pass
+        """A node is about to be deleted (DELETE /nodes/<id>): its rows are still there."""
 
     @classmethod
     def on_remove_node_from_cluster(cls, node):
-        pass
+        """A node is about to leave its cluster (unassignment, cluster deletion, a move to another cluster).
+
+        ``node.cluster_id`` is still the cluster it leaves; its addresses there are freed after.
+        """
 
     @classmethod
     def on_node_collection_delete(cls, node_ids):
-        pass
+        """Nodes are about to be deleted in bulk (DELETE /nodes?ids=...); ``on_node_delete`` fires for each too."""
 
     @classmethod
     def on_nodegroup_create(cls, nodegroup):
-        pass
+        """A node group was created in a cluster, with its networks."""
 
     @classmethod
     def on_nodegroup_delete(cls, nodegroup):
-        pass
+        """A node group is about to be deleted."""
 
     @classmethod
     def on_cluster_create(cls, cluster, data):
-        pass
+        """A cluster was created from the request body ``data``, with its node group, networks and attributes."""
 
     @classmethod
     def on_cluster_patch_attributes(cls, cluster, public_map):
-        pass
+        """A cluster's editable attributes changed (PUT/PATCH attributes, the environment model)."""
 
     @classmethod
     def on_cluster_delete(cls, cluster):
-        pass
+        """A cluster is about to be deleted: its nodes and rows are still there."""
 
-    # Fired only for extensions the cluster enables.
+    # Fired only for the extensions the cluster enables (``cluster.extensions``).
     @classmethod
     def on_before_deployment_check(cls, cluster, nodes):
-        pass
+        """A deployment of ``nodes`` was asked for (PUT /clusters/<id>/deploy); raise to refuse it."""
 
     @classmethod
     def on_before_deployment_serialization(cls, cluster, nodes, ignore_customized):
-        pass
+        """Deployment info of ``nodes`` is about to be built (a deployment, or GET of its defaults)."""
 
     @classmethod
     def on_before_provisioning_serialization(cls, cluster, nodes, ignore_customized):
-        pass
+        """Provisioning info of ``nodes`` is about to be built for a provisioning task."""
 
     def to_dict(self):
         return {

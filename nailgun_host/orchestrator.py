@@ -1,9 +1,11 @@
 """The seam to the orchestrator (Astute in Fuel) that really provisions and deploys.
 
 The orchestrator lives outside this package. The host hands it each task's message
-through ``get_orchestrator().cast(task, message)``. The default implementation only
-records the message with the task, which is what tests assert on; a real deployment
-plugs in its own object with ``set_orchestrator``.
+through ``get_orchestrator().cast(task, message)``, and it answers, when a task makes
+progress or finishes, through ``nailgun_host.objects.task.receive(response)`` (Astute's
+``provision_resp``/``deploy_resp``), inside a transaction of its own. The default
+implementation only records the message with the task, which is what tests assert on;
+a real deployment plugs in its own object with ``set_orchestrator``.
 """
 
 

@@ -157,7 +157,7 @@ class LiveServer:
         self.log = open(os.devnull, "w")
         environ = dict(os.environ, **(env or {}))
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from nailgun_host.cli import serve; serve()",
+            [sys.executable, "-c", "from nailgun_host.server import serve; serve()",
              "--db-url", db_url, "--port", str(self.port), "--no-migrate"],
             stdout=self.log, stderr=subprocess.STDOUT, env=environ)
         self._wait()

@@ -3,18 +3,18 @@
 A resource is named by id or name. A PUT by name answers 308 with the id-based URL
 (query string kept); everything else answers directly. GETs never write.
 """
-import json
 import urllib.parse
 
 import jsonpatch
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import parse_json, request_body, set_status
-from nailgun_ext_configdb import catalog, environments, keys, levels, merge, storage, validators
-from nailgun_ext_configdb.api.common import (
-    ConfigHandler, author, canonical, check_if_match, etag, int_param, query)
+from nailgun_host.api.base import id_param, json_body, query, set_status
+from nailgun_ext_configdb import schemas
+from nailgun_ext_configdb.api.base import ConfigHandler, author, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
+from nailgun_ext_configdb.objects import document as document_obj
+from nailgun_ext_configdb.objects import environment, keys, levels, merge, resource_definition
 
 PATH_SAFE = "/:@!$&'()*+,;="
 
@@ -23,8 +23,8 @@ class Target:
     """The document a URL addresses: environment, resource, level path and kind."""
 
     def __init__(self, environment_id, level_names, ref, kind, lock=False):
-        self.environment = environments.get(environment_id, lock=lock)
-        self.resource = environments.resource(self.environment, ref)
+        self.environment = environment.get(environment_id, lock=lock)
+        self.resource = environment.resource(self.environment, ref)
         self.pairs = levels.resolve(self.environment, level_names)
         self.path = levels.join(self.pairs)
         self.kind = VALUES if kind == VALUES else OVERRIDES
@@ -32,7 +32,7 @@ class Target:
         self._raw = (environment_id, level_names, ref)
 
     def document(self):
-        return storage.find(self.environment.id, self.resource.id, self.path, self.kind)
+        return document_obj.find(self.environment.id, self.resource.id, self.path, self.kind)
 
     def redirect_to_id(self):
         """308 to the same URL with the resource's id instead of its name."""
@@ -48,10 +48,9 @@ class Target:
         return {"message": "Use the resource id: {0}".format(location), "errors": []}
 
     def write(self, data, document):
-        _check_storable(data)
         if self.kind == VALUES:
-            catalog.validate_values(self.resource, data)
-        return storage.write(self.environment, self.resource.id, self.path, self.kind, data, author(),
+            resource_definition.validate_values(self.resource, data)
+        return document_obj.write(self.environment, self.resource.id, self.path, self.kind, data, author(),
                              document=document)
 
     def effective_tag(self, params):
@@ -61,32 +60,23 @@ class Target:
         """
         state = [web.ctx.path, sorted(params.items()), self.environment.id,
                  self.environment.created_at.isoformat(), self.path,
-                 [list(head) for head in storage.heads(self.environment.id, self.resource.id,
+                 [list(head) for head in document_obj.heads(self.environment.id, self.resource.id,
                                                          levels.prefixes(self.pairs))]]
         return etag(canonical(state))
 
     def effective(self, version=None):
         """The merged values and their provenance, now or as of this document's ``version``."""
         paths = levels.prefixes(self.pairs)
-        documents = storage.chain(self.environment.id, self.resource.id, paths)
+        documents = document_obj.chain(self.environment.id, self.resource.id, paths)
         if version is None:
             data = {d.id: d.data for d in documents}
         else:
             mine = next((d for d in documents if d.level_path == self.path and d.kind == self.kind), None)
-            data = storage.data_as_of(documents, storage.version(mine, version).revision)
+            data = document_obj.data_as_of(documents, document_obj.version(mine, version).revision)
         placed = {(d.level_path, d.kind): data.get(d.id, {}) for d in documents}
         layers = [((path, kind), placed[path, kind]) for path in paths for kind in (VALUES, OVERRIDES)
                   if (path, kind) in placed]
         return merge.effective(layers)
-
-
-def _check_storable(data):
-    """Refuse what not every database stores the same way (NaN, Infinity, NUL) or too deep to handle."""
-    validators.check_nesting(data)
-    try:
-        json.dumps(data, allow_nan=False)
-    except ValueError:
-        raise errors.InvalidData("Values must not contain NaN or Infinity")
 
 
 def version_to_dict(stored):
@@ -100,18 +90,11 @@ def _describe(origin):
     return levels.display(path), kind
 
 
-def json_object():
-    data = parse_json(request_body())
-    if not isinstance(data, dict):
-        raise errors.InvalidData("The body must be a JSON object")
-    return data
-
-
 class ConfigDocumentHandler(ConfigHandler):
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
         params = query()
-        version = int_param(params, "version")
+        version = id_param("version")
         show_lookup = "show_lookup" in params
         tag = None
         if "effective" in params:
@@ -123,7 +106,7 @@ class ConfigDocumentHandler(ConfigHandler):
         elif show_lookup:
             raise errors.InvalidData("Lookup path tracing can be done only for effective values")
         elif version is not None:
-            result = storage.version(target.document(), version).data
+            result = document_obj.version(target.document(), version).data
         else:
             document = target.document()
             result = document.data if document is not None else {}
@@ -136,7 +119,7 @@ class ConfigDocumentHandler(ConfigHandler):
         target = Target(environment_id, level_names, ref, kind, lock=True)
         if target.by_name:
             return target.redirect_to_id()
-        data = json_object()
+        data = json_body(object_only=True)
         document = target.document()
         check_if_match(document.data if document is not None else {})
         target.write(data, document)
@@ -146,7 +129,7 @@ class ConfigDocumentHandler(ConfigHandler):
 class ConfigDocumentKeysHandler(ConfigHandler):
     def PATCH(self, environment_id, level_names, ref, kind, operation):
         target = Target(environment_id, level_names, ref, kind, lock=True)
-        paths = self.json_body(validators.KEY_PATHS)
+        paths = json_body(schemas.KEY_PATHS)
         document = target.document()
         current = document.data if document is not None else {}
         check_if_match(current)
@@ -159,17 +142,16 @@ class ConfigDocumentKeysHandler(ConfigHandler):
 class ConfigDocumentHistoryHandler(ConfigHandler):
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
-        return self.respond([version_to_dict(v) for v in storage.history(target.document())])
+        return self.respond([version_to_dict(v) for v in document_obj.history(target.document())])
 
 
 class ConfigDocumentDiffHandler(ConfigHandler):
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
-        params = query()
         document = target.document()
-        old = storage.version(document, int_param(params, "from", required=True)).data
-        to = int_param(params, "to")
-        new = storage.version(document, to).data if to is not None else document.data
+        old = document_obj.version(document, id_param("from", required=True)).data
+        to = id_param("to")
+        new = document_obj.version(document, to).data if to is not None else document.data
         return self.respond(jsonpatch.make_patch(old, new).patch)
 
 
@@ -177,12 +159,12 @@ class ConfigDocumentRevertHandler(ConfigHandler):
     def POST(self, environment_id, level_names, ref, kind):
         """A new version equal to the given one: 201 with it, or 200 with the current one if equal."""
         target = Target(environment_id, level_names, ref, kind, lock=True)
-        number = self.json_body(validators.REVERT)["version"]
+        number = json_body(schemas.REVERT)["version"]
         document = target.document()
-        old = storage.version(document, number)
+        old = document_obj.version(document, number)
         check_if_match(document.data)
         stored = target.write(old.data, document)
         if stored is None:
-            return version_to_dict(storage.version(document, document.version))
+            return version_to_dict(document_obj.version(document, document.version))
         set_status(201)
         return version_to_dict(stored)

@@ -1,1 +1,1 @@
-"""Persistent objects of the extension."""
+"""The extension's domain: upgrade relations, the upgrade itself (clone, move, VIPs, releases) and the environment model."""

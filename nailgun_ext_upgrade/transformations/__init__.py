@@ -5,8 +5,8 @@ configuration names, per Fuel version, the transformers to run. A transformer is
 function ``data -> data`` registered in the stevedore namespace
 ``nailgun.cluster_upgrade.transformations.<object>.<version>``, so another package can add
 its own; ``settings["CLUSTER_UPGRADE"]["transformations"][<object>][<version>]`` replaces
-the default list of a version. ``apply(from, to, data)`` runs every version ``v`` with
-``from < v <= to`` in real version order (10.0 after 9.0), each output feeding the next.
+the default list of a version. ``Manager().apply(from, to, data)`` runs every version ``v``
+with ``from < v <= to`` in real version order (10.0 after 9.0), each output feeding the next.
 """
 import copy
 
@@ -65,7 +65,3 @@ class Manager:
                     data = function(data)
         return data
 
-
-def apply(manager_cls, from_version, to_version, data):
-    """Run a manager's transformations, configured from the current settings."""
-    return manager_cls().apply(from_version, to_version, data)

@@ -1,34 +1,59 @@
-"""What every handler, core or extension, builds on: JSON in, JSON out, clean errors.
+"""What every handler, core or extension, builds on: routes, request input, JSON output.
 
 A handler method returns plain data (dict, list, str, None); the request processor
 serializes it to JSON. Bytes are sent as they are (a body already serialized). Status
 and headers are set with ``set_status``/``web.header``.
 Methods a handler does not define answer 405 with a correct ``Allow`` header
 (PATCH included, which web.py itself leaves out).
-"""
-import json
-import math
-import re
 
-import jsonschema
+Input is read only through the helpers here: ``json_body`` for bodies, ``query`` and
+its typed readers for query strings, ``route`` for URL templates, so every route reads
+ids, bodies and parameters the same way.
+"""
+import http
+import re
+import urllib.parse
+
 import web
 
-from nailgun_host import errors
+from nailgun_host import errors, validation
 from nailgun_host.db import db
 from nailgun_host.settings import settings
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
-MAX_ID = 2 ** 31 - 1  # ids are 32-bit integers; a larger one names nothing
 
-STATUS_TEXT = {
-    200: "200 OK", 201: "201 Created", 202: "202 Accepted", 204: "204 No Content",
-    304: "304 Not Modified", 308: "308 Permanent Redirect",
-}
+_PLACEHOLDER = re.compile(r"<([a-z_]+)>")
+
+
+def route(template, handler, **patterns):
+    """A URL map entry ``{"uri": regex, "handler": class, "template": template}``.
+
+    ``template`` is the path as the README shows it, e.g. ``/clusters/<cluster_id>/model``.
+    A placeholder named ``id`` or ``*_id`` is an id (``validation.ID_PATTERN``); any other
+    needs its regex in ``patterns``. A trailing slash is always optional, as in Nailgun.
+    """
+    def placeholder(match):
+        name = match.group(1)
+        if name in patterns:
+            return "({0})".format(patterns[name])
+        if name == "id" or name.endswith("_id"):
+            return validation.ID_PATTERN
+        raise ValueError("No pattern for <{0}> in {1}".format(name, template))
+
+    regex = _PLACEHOLDER.sub(placeholder, re.escape(template).replace(r"\<", "<").replace(r"\>", ">"))
+    return {"uri": regex.rstrip("/") + "/?", "handler": handler, "template": template}
+
+
+def status_line(code):
+    """``"404 Not Found"``: the status line of an HTTP status code."""
+    return "{0} {1}".format(code, http.HTTPStatus(code).phrase)
 
 
 def set_status(code):
-    web.ctx.status = STATUS_TEXT.get(code, str(code))
+    web.ctx.status = status_line(code)
 
+
+# -- the request body ----------------------------------------------------------------------
 
 def request_body():
     """The raw request body, read at most once and never beyond the size cap."""
@@ -50,65 +75,86 @@ def request_body():
     return web.ctx.nailgun_body
 
 
-def parse_json(data):
-    """Nailgun's messages for an empty or malformed body."""
-    if not data or not data.strip():
-        raise errors.InvalidData("Empty request received")
-    try:
-        result = json.loads(data, parse_constant=_refuse_constant)
-        if _SURROGATE_ESCAPE.search(data if isinstance(data, str) else data.decode("utf-8", "replace")):
-            json.dumps(result, ensure_ascii=False).encode("utf-8")
-        return result
-    except (ValueError, UnicodeError, RecursionError):
-        raise errors.InvalidData("Invalid json received")
+def json_body(schema=None, media_types=None, object_only=False):
+    """The request body as JSON: decoded within the limits of ``validation``, then checked.
 
-
-#: a \uD800-\uDFFF escape: unpaired, it is no character; PostgreSQL refuses it (500 or 400) and SQLite keeps it
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _refuse_constant(name):
-    """NaN and Infinity are not JSON (RFC 8259), and PostgreSQL refuses them."""
-    raise ValueError(name)
-
-
-def check_finite(data):
-    """A number too large for a float (1e400) becomes Infinity, which no response may carry: 400."""
-    if isinstance(data, float) and math.isinf(data):
-        raise errors.InvalidData("Numbers must be finite; one in the request is too large")
-    for value in data.values() if isinstance(data, dict) else data if isinstance(data, list) else ():
-        check_finite(value)
+    ``media_types``: the Content-Types accepted (415 otherwise); by default any, since
+    Nailgun's clients (and curl -d) send JSON under various types.
+    ``object_only``: a body that is not a JSON object is 400 before the schema runs.
+    """
+    if media_types is not None:
+        content_type = web.ctx.env.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+        if content_type not in media_types:
+            raise errors.UnsupportedMediaType("Content-Type '{0}' is not supported; send {1}".format(
+                content_type, " or ".join(media_types)))
+    data = validation.decode_json(request_body())
+    if object_only and not isinstance(data, dict):
+        raise errors.InvalidData("The body must be a JSON object")
+    if schema is not None:
+        validation.validate_schema(data, schema)
     return data
 
 
-def validate_schema(data, schema):
-    """jsonschema validation; the first error becomes a 400 with a readable message."""
-    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path)
-        message = error.message if not where else "{0} (at '{1}')".format(error.message, where)
-        raise errors.InvalidData(message)
-    return data
+# -- the query string ----------------------------------------------------------------------
+
+def query():
+    """The query string as ``{name: last value}``; a bare ``?flag`` is ``""``.
+
+    Never the body: web.input would parse a PUT body as a form.
+    """
+    return {name: values[-1] for name, values in
+            urllib.parse.parse_qs(web.ctx.env.get("QUERY_STRING", ""), keep_blank_values=True).items()}
 
 
 def query_param(name, default=None):
-    """A query-string parameter (never the body: web.input would parse a PUT body as a form)."""
-    return web.input(_method="get", **{name: default}).get(name)
+    return query().get(name, default)
 
 
-def filter_by_cluster(query, column):
+def id_param(name, required=False):
+    """An id in the query string (``?cluster_id=3``); 400 unless it follows the id rule."""
+    value = query().get(name)
+    if value is None:
+        if required:
+            raise errors.InvalidData("The query parameter {0} is required".format(name))
+        return None
+    parsed = validation.parse_id(value)
+    if parsed is None:
+        raise errors.InvalidData("The query parameter {0} must be an id (1 to {1})".format(
+            name, validation.MAX_ID))
+    return parsed
+
+
+def id_list_param(name):
+    """``?name=1,2,3`` as ids, in the order given ([] when absent or empty)."""
+    ids = []
+    for item in query().get(name, "").split(","):
+        if item:
+            parsed = validation.parse_id(item)
+            if parsed is None:
+                raise errors.InvalidData("'{0}' must be a comma-separated list of ids".format(name))
+            ids.append(parsed)
+    return ids
+
+
+def filter_by_cluster(statement, column):
     """Apply ``?cluster_id=N`` to a list query, when it is given."""
-    cluster_id = query_param("cluster_id", None)
-    if cluster_id:
-        if not cluster_id.isdigit():
-            raise errors.InvalidData("cluster_id must be an integer")
-        query = query.filter(column == int(cluster_id))
-    return query
+    cluster_id = id_param("cluster_id")
+    return statement if cluster_id is None else statement.filter(column == cluster_id)
+
+
+# -- handlers --------------------------------------------------------------------------------
+
+def get_object_or_404(model, object_id, message=None, lock=False):
+    """The row of ``model`` with that id (locked FOR UPDATE when ``lock``); 404 when none."""
+    parsed = validation.parse_id(object_id)
+    found = db.get(model, parsed, with_for_update=True if lock else None) if parsed else None
+    if found is None:
+        raise errors.ObjectNotFound(message or "{0} not found".format(model.__name__))
+    return found
 
 
 class BaseHandler:
-    """Base of every handler: JSON body helpers and a JSON 405 for missing methods."""
+    """Base of every handler: a JSON 405 for missing methods, OPTIONS from what is defined."""
 
     def _method_not_allowed(self, *args, **kwargs):
         raise errors.MethodNotAllowed(
@@ -128,18 +174,3 @@ class BaseHandler:
         if "GET" in allowed:
             allowed.insert(allowed.index("GET") + 1, "HEAD")
         return allowed
-
-    @staticmethod
-    def json_body(schema=None):
-        data = check_finite(parse_json(request_body()))
-        if schema is not None:
-            validate_schema(data, schema)
-        return data
-
-    @staticmethod
-    def get_object_or_404(model, obj_id, message=None, lock=False):
-        obj_id = int(obj_id)
-        obj = db.get(model, obj_id, with_for_update=True if lock else None) if 0 < obj_id <= MAX_ID else None
-        if obj is None:
-            raise errors.ObjectNotFound(message or "{0} not found".format(model.__name__))
-        return obj

@@ -1,57 +1,16 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
-
-from nailgun_host import errors, extensions
-from nailgun_host.api.base import BaseHandler, query_param, set_status
+from nailgun_host import errors, extensions, schemas
+from nailgun_host.api.base import BaseHandler, get_object_or_404, id_list_param, json_body, query, set_status
 from nailgun_host.db import db
-from nailgun_host.db.models import Cluster, Node
+from nailgun_host.db.models import Cluster
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import serializers
 from nailgun_host.objects import task as task_obj
 
-CREATE_SCHEMA = {
-    "type": "object",
-    "required": ["name"],
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 50},
-        "release": {"type": "integer"},
-        "release_id": {"type": "integer"},
-        "mode": {"type": "string"},
-        "net_provider": {"enum": list(cluster_obj.NET_PROVIDERS)},
-        "net_segment_type": {"enum": ["vlan", "gre", "tun"]},
-        "net_l23_provider": {"enum": ["ovs", "nsx"]},
-        "ui_settings": {"type": "object"},
-    },
-}
-UPDATE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 50},
-        "mode": {"type": "string"},
-        "ui_settings": {"type": "object"},
-        "is_customized": {"type": "boolean"},
-        "status": {"enum": list(cluster_obj.STATUSES)},
-    },
-}
-ATTRIBUTES_SCHEMA = {
-    "type": "object", "required": ["editable"],
-    "properties": {"editable": {"type": "object", "additionalProperties": {"type": "object"}}},
-}
-ASSIGNMENT_SCHEMA = {
-    "type": "array", "minItems": 1,
-    "items": {"type": "object", "required": ["id"], "properties": {
-        "id": {"type": "integer"},
-        "roles": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}},
-}
-UNASSIGNMENT_SCHEMA = {
-    "type": "array", "minItems": 1,
-    "items": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}},
-}
-EXTENSIONS_SCHEMA = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
-
 
 def get_cluster(cluster_id):
-    return BaseHandler.get_object_or_404(Cluster, cluster_id)
+    return get_object_or_404(Cluster, cluster_id)
 
 
 class ClusterCollectionHandler(BaseHandler):
@@ -59,7 +18,7 @@ class ClusterCollectionHandler(BaseHandler):
         return [cluster_obj.to_dict(c) for c in db.query(Cluster).order_by(Cluster.id)]
 
     def POST(self):
-        data = self.json_body(CREATE_SCHEMA)
+        data = json_body(schemas.CLUSTER_CREATE)
         release_id = data.get("release_id", data.get("release"))
         if release_id is None:
             raise errors.InvalidData("'release_id' is a required property")
@@ -74,7 +33,7 @@ class ClusterHandler(BaseHandler):
 
     def PUT(self, cluster_id):
         cluster = get_cluster(cluster_id)
-        return cluster_obj.to_dict(cluster_obj.update(cluster, self.json_body(UPDATE_SCHEMA)))
+        return cluster_obj.to_dict(cluster_obj.update(cluster, json_body(schemas.CLUSTER_UPDATE)))
 
     def DELETE(self, cluster_id):
         cluster_obj.delete(get_cluster(cluster_id))
@@ -89,12 +48,12 @@ class ClusterAttributesHandler(BaseHandler):
 
     def PUT(self, cluster_id):
         cluster = get_cluster(cluster_id)
-        cluster_obj.update_editable(cluster, self.json_body(ATTRIBUTES_SCHEMA)["editable"], replace=True)
+        cluster_obj.update_editable(cluster, json_body(schemas.ATTRIBUTES)["editable"], replace=True)
         return {"editable": cluster.editable_attributes}
 
     def PATCH(self, cluster_id):
         cluster = get_cluster(cluster_id)
-        cluster_obj.update_editable(cluster, self.json_body(ATTRIBUTES_SCHEMA)["editable"])
+        cluster_obj.update_editable(cluster, json_body(schemas.ATTRIBUTES)["editable"])
         return {"editable": cluster.editable_attributes}
 
 
@@ -109,14 +68,14 @@ class ClusterExtensionsHandler(BaseHandler):
 
     def PUT(self, cluster_id):
         cluster = get_cluster(cluster_id)
-        names = self.json_body(EXTENSIONS_SCHEMA)
+        names = json_body(schemas.EXTENSIONS)
         _check_known(names)
         cluster.extensions = sorted(set(cluster.extensions) | set(names))
         return cluster.extensions
 
     def DELETE(self, cluster_id):
         cluster = get_cluster(cluster_id)
-        names = [n for n in query_param("extension_names", "").split(",") if n]
+        names = [n for n in query().get("extension_names", "").split(",") if n]
         if not names:
             raise errors.InvalidData("Extension names are required: ?extension_names=a,b")
         _check_known(names)
@@ -131,23 +90,13 @@ def _check_known(names):
         raise errors.InvalidData("No such extensions: {0}".format(", ".join(unknown)))
 
 
-def _load_nodes(ids):
-    nodes = db.query(Node).filter(Node.id.in_(ids)).all() if ids else []
-    found = {n.id for n in nodes}
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise errors.ObjectNotFound("Nodes with ids {0} were not found".format(missing))
-    order = {node_id: index for index, node_id in enumerate(ids)}
-    return sorted(nodes, key=lambda n: order[n.id])
-
-
 class ClusterAssignmentHandler(BaseHandler):
     """POST [{"id": node, "roles": [...]}]: nodes join the cluster with pending roles."""
 
     def POST(self, cluster_id):
         cluster = get_cluster(cluster_id)
-        data = self.json_body(ASSIGNMENT_SCHEMA)
-        for item, node in zip(data, _load_nodes([item["id"] for item in data])):
+        data = json_body(schemas.ASSIGNMENT)
+        for item, node in zip(data, node_obj.get_many([item["id"] for item in data])):
             if node.cluster_id is not None:
                 raise errors.InvalidData("Node {0} is already assigned to cluster {1}".format(
                     node.id, node.cluster_id))
@@ -158,32 +107,32 @@ class ClusterAssignmentHandler(BaseHandler):
 class ClusterUnassignmentHandler(BaseHandler):
     def POST(self, cluster_id):
         cluster = get_cluster(cluster_id)
-        nodes = _load_nodes([item["id"] for item in self.json_body(UNASSIGNMENT_SCHEMA)])
-        for node in nodes:
-            if node.cluster_id != cluster.id:
-                raise errors.InvalidData("Node {0} is not in cluster {1}".format(node.id, cluster.id))
+        nodes = node_obj.get_many([item["id"] for item in json_body(schemas.UNASSIGNMENT)])
+        _check_in_cluster(nodes, cluster)
         for node in nodes:
             node_obj.remove_from_cluster(node)
         return {}
 
 
-def _selected_nodes(cluster, default):
-    raw = query_param("nodes", "")
-    if not raw:
-        return [n for n in cluster.nodes if default(n)]
-    try:
-        ids = [int(x) for x in raw.split(",") if x]
-    except ValueError:
-        raise errors.InvalidData("'nodes' must be a comma-separated list of node ids")
-    nodes = _load_nodes(ids)
+def _check_in_cluster(nodes, cluster):
     for node in nodes:
         if node.cluster_id != cluster.id:
             raise errors.InvalidData("Node {0} is not in cluster {1}".format(node.id, cluster.id))
+
+
+def _selected_nodes(cluster, default):
+    """The nodes of ``?nodes=1,2`` (all in the cluster), or the cluster's nodes ``default`` picks."""
+    ids = id_list_param("nodes")
+    if not ids:
+        return [n for n in cluster.nodes if default(n)]
+    nodes = node_obj.get_many(ids)
+    _check_in_cluster(nodes, cluster)
     return nodes
 
 
 def respond_with_task(task):
-    set_status(200 if task.status in ("ready", "error") else 202)
+    """202 while the orchestrator works on the task, 200 once it has finished."""
+    set_status(200 if task.status in task_obj.FINISHED else 202)
     return task_obj.to_dict(task)
 
 

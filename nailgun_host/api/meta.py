@@ -1,8 +1,20 @@
-"""The API's own description: version and loaded extensions."""
+"""The API's own description: where to start, version and loaded extensions."""
 import nailgun_host
 from nailgun_host.api.base import BaseHandler
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import settings
+
+#: the core collections a client starts from, relative to the API root
+COLLECTIONS = ("releases", "clusters", "nodes", "nodegroups", "tasks")
+
+
+class APIRootHandler(BaseHandler):
+    """What ``nailgun-api`` prints as its address answers: where to go from here."""
+
+    def GET(self):
+        return {"name": "Nailgun API (fuel-nailgun-extensions)", "version": nailgun_host.__version__,
+                "links": {name: "/api/v1/{0}/".format(name) for name in COLLECTIONS + ("version", "extensions")},
+                "extensions": [extension.to_dict() for extension in get_all_extensions()]}
 
 
 class VersionHandler(BaseHandler):

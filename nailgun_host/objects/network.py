@@ -13,28 +13,10 @@ from sqlalchemy import orm
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup, NodeGroup
+from nailgun_host.objects import pending_changes
 from nailgun_host.settings import settings
 
 ADMIN_NETWORK = "fuelweb_admin"
-IPV4_SCHEMA = {"type": "string", "format": "ipv4"}
-RANGE_SCHEMA = {"type": "array", "items": IPV4_SCHEMA, "minItems": 2, "maxItems": 2}
-VLAN_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 4094}
-CIDR_SCHEMA = {"type": "string", "pattern": r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$"}
-NETWORKING_PARAMETERS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "vlan_range": {"type": "array", "items": VLAN_SCHEMA, "minItems": 2, "maxItems": 2},
-        "gre_id_range": {"type": "array", "items": {"type": "integer", "minimum": 1},
-                         "minItems": 2, "maxItems": 2},
-        "floating_ranges": {"type": "array", "items": RANGE_SCHEMA},
-        "internal_cidr": CIDR_SCHEMA,
-        "internal_gateway": IPV4_SCHEMA,
-        "dns_nameservers": {"type": "array", "items": IPV4_SCHEMA},
-        "base_mac": {"type": "string", "pattern": "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"},
-        "segmentation_type": {"enum": ["vlan", "gre", "tun"]},
-        "net_l23_provider": {"enum": ["ovs", "nsx"]},
-    },
-}
 NETWORK_META_DEFAULTS = {
     "notation": "cidr", "render_type": None, "map_priority": 2,
     "configurable": True, "use_gateway": False,
@@ -390,6 +372,7 @@ def update_configuration(cluster, data):
         parameters = dict(cluster.networking_parameters, **data["networking_parameters"])
         _check_networking_parameters(parameters)
         cluster.networking_parameters = parameters
+    pending_changes.record(cluster, "networks")
     db.flush()
 
 

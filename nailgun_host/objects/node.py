@@ -1,16 +1,43 @@
 """Nodes: discovery, assignment to a cluster (which allocates their IPs), interfaces, disks."""
+from sqlalchemy import orm
+
 from nailgun_host import errors, extensions
 from nailgun_host.db import db
-from nailgun_host.db.models import Node, NodeInterface
-from nailgun_host.objects import cluster as cluster_obj
-from nailgun_host.objects import network
+from nailgun_host.db.models import Cluster, IPAddr, Node, NodeInterface
+from nailgun_host.objects import network, pending_changes
+from nailgun_host.objects.roles import validate_roles
 from nailgun_host.settings import settings
 
 STATUSES = ("ready", "discover", "provisioning", "provisioned", "deploying", "error",
             "removing", "stopped")
 ERROR_TYPES = ("deploy", "provision", "deletion", "discover", "stop_deployment")
+NOT_FOUND = "Node with id {0} was not found."
 UPDATABLE = ("name", "status", "error_type", "error_msg", "online", "manufacturer", "platform_name",
              "os_platform", "kernel_params", "progress", "pending_addition", "pending_deletion")
+
+
+def query():
+    """Nodes with their addresses (and networks) and interfaces loaded along, whatever their number."""
+    return db.query(Node).options(
+        orm.selectinload(Node.ip_addrs).joinedload(IPAddr.network_data),
+        orm.selectinload(Node.interfaces).selectinload(NodeInterface.assigned_networks))
+
+
+def get_many(ids):
+    """The nodes with these ids, in the order given; 404 naming the first that does not exist."""
+    found = {node.id: node for node in query().filter(Node.id.in_(ids))} if ids else {}
+    for node_id in ids:
+        if node_id not in found:
+            raise errors.ObjectNotFound(NOT_FOUND.format(node_id))
+    return [found[node_id] for node_id in ids]
+
+
+def check_mac_free(mac, node=None):
+    taken = db.query(Node.id).filter(Node.mac == mac.lower())
+    if node is not None:
+        taken = taken.filter(Node.id != node.id)
+    if taken.first():
+        raise errors.AlreadyExists("Node with mac {0} already exists".format(mac))
 
 
 def _interfaces_from_meta(node):
@@ -43,6 +70,7 @@ def _ordered_union(*lists):
 
 
 def create(data):
+    check_mac_free(data["mac"])
     node = Node(mac=data["mac"].lower(), ip=data.get("ip"), meta=data.get("meta", {}) or {},
                 status=data.get("status", "discover"),
                 manufacturer=data.get("manufacturer"), platform_name=data.get("platform_name"),
@@ -58,7 +86,7 @@ def create(data):
     db.flush()
     extensions.fire("on_node_create", node)
     if data.get("cluster_id") is not None:
-        cluster = db.get(cluster_obj.Cluster, data["cluster_id"])
+        cluster = db.get(Cluster, data["cluster_id"])
         if cluster is None:
             raise errors.ObjectNotFound("Cluster with id {0} not found".format(data["cluster_id"]))
         assign_to_cluster([node], cluster, data.get("pending_roles", []), data.get("roles", []))
@@ -67,6 +95,9 @@ def create(data):
 
 def update(node, data):
     """Fields an agent or an operator may change, roles and cluster membership included."""
+    if "mac" in data:
+        check_mac_free(data["mac"], node)
+        node.mac = data["mac"].lower()
     for key in UPDATABLE:
         if key in data:
             setattr(node, key, data[key])
@@ -77,7 +108,7 @@ def update(node, data):
         if node.cluster_id is not None:
             remove_from_cluster(node)
         if data["cluster_id"] is not None:
-            cluster = db.get(cluster_obj.Cluster, data["cluster_id"])
+            cluster = db.get(Cluster, data["cluster_id"])
             if cluster is None:
                 raise errors.ObjectNotFound("Cluster with id {0} not found".format(data["cluster_id"]))
             assign_to_cluster([node], cluster, data.get("pending_roles", []), data.get("roles", []))
@@ -86,7 +117,7 @@ def update(node, data):
             raise errors.InvalidData("Node {0} is not in a cluster; roles need one".format(node.id))
         roles = data.get("roles", node.roles)
         pending = data.get("pending_roles", node.pending_roles)
-        cluster_obj.validate_roles(node.cluster, _ordered_union(roles, pending))
+        validate_roles(node.cluster, _ordered_union(roles, pending))
         node.roles, node.pending_roles = list(roles), list(pending)
         network.assign_node_ips(node.cluster, [node])
         network.assign_vips(node.cluster)
@@ -97,7 +128,7 @@ def update(node, data):
 
 def assign_to_cluster(nodes, cluster, pending_roles=(), roles=()):
     """Put nodes in a cluster: node group by admin IP, default interfaces, addresses."""
-    cluster_obj.validate_roles(cluster, _ordered_union(roles, pending_roles))
+    validate_roles(cluster, _ordered_union(roles, pending_roles))
     for node in nodes:
         if node.cluster_id is not None and node.cluster_id != cluster.id:
             raise errors.InvalidData("Node {0} is already assigned to cluster {1}".format(
@@ -200,9 +231,26 @@ def set_interfaces(node, data):
             interface.mode = spec.get("mode", interface.mode or "active-backup")
             interface.slaves = [s["name"] for s in spec.get("slaves", [])]
         interface.assigned_networks = assigned
-    if {"name": "interfaces", "node_id": node.id} not in node.pending_changes:
-        node.pending_changes = node.pending_changes + [{"name": "interfaces", "node_id": node.id}]
+    pending_changes.record(node, "interfaces", node.id)
     db.flush()
+
+
+def set_volumes(node, disks):
+    """Replace the volumes of some of the node's disks; each disk must hold what it is given."""
+    current = {d["id"]: d for d in node.volumes}
+    for disk in disks:
+        if disk["id"] not in current:
+            raise errors.InvalidData("Node {0} has no disk '{1}'".format(node.id, disk["id"]))
+        used = sum(v["size"] for v in disk["volumes"])
+        if used > current[disk["id"]].get("size", 0):
+            raise errors.InvalidData("Volumes of disk '{0}' need {1} MB; it has {2} MB".format(
+                disk["id"], used, current[disk["id"]].get("size", 0)))
+    for disk in disks:
+        current[disk["id"]] = dict(current[disk["id"]], volumes=disk["volumes"])
+    node.volumes = [current[d["id"]] for d in node.volumes]
+    pending_changes.record(node, "disks", node.id)
+    db.flush()
+    return node.volumes
 
 
 def to_dict(node):

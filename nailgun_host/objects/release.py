@@ -5,8 +5,10 @@ import re
 
 import yaml
 
+from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_host.db.models import Release
+from nailgun_host.db.models import Cluster, Release
+from nailgun_host.settings import settings
 
 DEFAULTS_FILE = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "release_defaults.yaml")
 METADATA_FIELDS = ("modes_metadata", "roles_metadata", "attributes_metadata", "networks_metadata",
@@ -60,7 +62,16 @@ def is_deployable(release, feature_groups=()):
     return release.state == "manageonly" and "experimental" in feature_groups
 
 
+def check_unique(name, version, release=None):
+    taken = db.query(Release.id).filter_by(name=name, version=version)
+    if release is not None:
+        taken = taken.filter(Release.id != release.id)
+    if taken.first():
+        raise errors.AlreadyExists("Release with name '{0}' and version '{1}' already exists".format(name, version))
+
+
 def create(data):
+    check_unique(data["name"], data["version"])
     defaults = release_defaults()
     fields = {key: data[key] for key in ("name", "version", "description", "operating_system", "state")
               if key in data}
@@ -73,6 +84,7 @@ def create(data):
 
 
 def update(release, data):
+    check_unique(data.get("name", release.name), data.get("version", release.version), release)
     for key in ("name", "version", "description", "operating_system", "state") + METADATA_FIELDS:
         if key in data:
             setattr(release, key, copy.deepcopy(data[key]))
@@ -80,9 +92,14 @@ def update(release, data):
     return release
 
 
-def to_dict(release):
-    from nailgun_host.settings import settings
+def delete(release):
+    if db.query(Cluster.id).filter_by(release_id=release.id).first():
+        raise errors.InvalidData("Can't delete release with clusters assigned")
+    db.delete(release)
+    db.flush()
 
+
+def to_dict(release):
     return {
         "id": release.id, "name": release.name, "version": release.version,
         "description": release.description, "operating_system": release.operating_system,

@@ -2,7 +2,7 @@
 import copy
 
 from nailgun_host import extensions
-from nailgun_host.objects import cluster as cluster_obj
+from nailgun_host.objects.attributes import attribute_values
 from nailgun_host.objects import network
 from nailgun_host.objects import release as release_obj
 
@@ -20,7 +20,7 @@ def _common(cluster):
         "quantum_settings": {"L2": copy.deepcopy(cluster.networking_parameters)},
         "network_metadata": {"vips": {v.vip_name: {"ipaddr": v.ip_addr, "namespace": v.vip_namespace}
                                       for v in network.get_vips(cluster)}},
-        "editable": cluster_obj.attribute_values(cluster.editable_attributes),
+        "editable": attribute_values(cluster.editable_attributes),
     }
 
 

@@ -1,14 +1,31 @@
-"""Tasks: provisioning and deployment recorded here, carried out by the orchestrator."""
+"""Tasks: provisioning and deployment recorded here, carried out by the orchestrator.
+
+Both directions of the seam to the orchestrator meet here: ``provision``/``deploy``
+hand it a message (``orchestrator.get_orchestrator().cast``), and ``receive`` takes its
+answer (Astute's ``provision_resp``/``deploy_resp``) and moves the task, its nodes and
+the cluster on.
+"""
 import datetime
 
 from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_host.db.models import Task
+from nailgun_host.db.models import Cluster, Node, Task
 from nailgun_host.objects import network, serializers
 from nailgun_host.orchestrator import get_orchestrator
 
 ACTIVE = ("pending", "running")
+FINISHED = ("ready", "error")
 CLUSTER_TASKS = ("provision", "deployment", "deploy")
+#: what a node becomes when its task finishes well
+NODE_DONE = {"provision": "provisioned", "deployment": "ready"}
+#: what the cluster becomes when the task finishes well (Nailgun leaves a provisioned-only one partially deployed)
+CLUSTER_DONE = {"provision": "partially_deployed", "deployment": "operational"}
+#: the node error type when its task fails
+NODE_ERROR_TYPE = {"provision": "provision", "deployment": "deploy"}
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def check_no_running_task(cluster):
@@ -21,19 +38,13 @@ def check_no_running_task(cluster):
                 running.name, running.id, cluster.id))
 
 
-def _start(name, cluster):
-    task = Task(name=name, cluster_id=cluster.id, status="pending",
-                time_start=datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
-    db.add(task)
-    db.flush()
-    return task
-
-
 def _run(name, cluster, nodes, method, respond_to, node_status, build_args):
     """Record a task, hand its message to the orchestrator, mark nodes and cluster busy."""
     check_no_running_task(cluster)
     network.assign_vips(cluster)
-    task = _start(name, cluster)
+    task = Task(name=name, cluster_id=cluster.id, status="pending", time_start=_now())
+    db.add(task)
+    db.flush()
     message = {"method": method, "respond_to": respond_to,
                "args": dict(build_args(), task_uuid=task.uuid)}
     for node in nodes:
@@ -55,6 +66,55 @@ def deploy(cluster, nodes):
     """One deployment task for the nodes, with the deployment info extensions shaped."""
     return _run("deployment", cluster, nodes, "task_deploy", "deploy_resp", "deploying",
                 lambda: {"deployment_info": serializers.deployment_info(cluster, nodes)})
+
+
+def receive(response):
+    """The orchestrator's answer about a task: ``{"task_uuid", "status", "progress"?, "message"?}``.
+
+    A ``running`` answer only records progress. A finished one (``ready`` or ``error``)
+    ends the task: the nodes it was working on become ``provisioned`` or ``ready`` (or
+    ``error`` with the task's error type), deployed roles stop being pending, and the
+    cluster becomes ``partially_deployed`` or ``operational`` (or ``error``). Returns the task.
+    """
+    task = db.query(Task).filter_by(uuid=response["task_uuid"]).with_for_update().first()
+    if task is None:
+        raise errors.ObjectNotFound("Task with uuid {0} was not found".format(response["task_uuid"]))
+    status = response["status"]
+    if status not in ACTIVE + FINISHED:
+        raise errors.InvalidData("Unknown task status '{0}'".format(status))
+    task.status = status
+    task.progress = 100 if status == "ready" else response.get("progress", task.progress)
+    task.message = response.get("message", task.message)
+    if status in FINISHED:
+        task.time_end = _now()
+        _finish_nodes(task, status == "ready")
+    db.flush()
+    return task
+
+
+def _finish_nodes(task, succeeded):
+    working = {"provision": "provisioning", "deployment": "deploying"}.get(task.name)
+    nodes = db.query(Node).filter_by(cluster_id=task.cluster_id, status=working).all()
+    for node in nodes:
+        node.progress = 100 if succeeded else node.progress
+        if succeeded:
+            node.status, node.error_type = NODE_DONE[task.name], None
+            if task.name == "deployment":
+                node.roles = list(dict.fromkeys(node.roles + node.pending_roles))
+                node.pending_roles, node.pending_addition = [], False
+        else:
+            node.status, node.error_type = "error", NODE_ERROR_TYPE[task.name]
+    cluster = db.get(Cluster, task.cluster_id) if task.cluster_id is not None else None
+    if cluster is not None:
+        cluster.status = CLUSTER_DONE[task.name] if succeeded else "error"
+
+
+def delete(task, force=False):
+    """Remove a task's record; one the orchestrator may still be working on only when forced."""
+    if task.status in ACTIVE and not force:
+        raise errors.InvalidData("Task {0} is still {1}; use ?force=1".format(task.id, task.status))
+    db.delete(task)
+    db.flush()
 
 
 def to_dict(task):

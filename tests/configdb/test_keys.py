@@ -2,7 +2,7 @@
 import pytest
 
 from nailgun_host import errors
-from nailgun_ext_configdb import keys
+from nailgun_ext_configdb.objects import keys
 
 DOC = {"a": {"b": [{"c": 1}, 2]}, "dotted.key": 3, "s": "text"}
 

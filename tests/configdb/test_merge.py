@@ -1,5 +1,5 @@
 """Merge semantics of effective values (pure logic)."""
-from nailgun_ext_configdb import merge
+from nailgun_ext_configdb.objects import merge
 
 ROOT_V, ROOT_O, NODE_V, NODE_O = ("", "values"), ("", "overrides"), ("nodes/1", "values"), ("nodes/1", "overrides")
 

@@ -27,7 +27,7 @@ def test_hostile_reads(cdb, demo, url, status):
 
 @pytest.mark.parametrize("raw, message", [
     (b'{"a": "\\u0000"}', "Values must not contain"), (b'{"\\u0000": 1}', "Values must not contain"),
-    (b'{"a": 1e999}', "Values must not contain"),
+    (b'{"a": 1e999}', "Numbers must be finite"),
     (b'{"a": [NaN]}', "Invalid json received"), (b'{"a": -Infinity}', "Invalid json received"),
     (b'{"a": "\\udc00"}', "Invalid json received")])
 def test_values_every_database_cannot_store_alike_are_400(cdb, demo, raw, message, session):
@@ -79,7 +79,7 @@ def test_keys_set_cannot_nest_a_document_too_deeply(cdb, demo, session):
 
 def test_a_document_nested_100_deep_is_stored(cdb, demo):
     cdb.app.put(cdb.url(1, 1), _nested(100), content_type="application/json", status=204)
-    assert cdb.get(1, 1, query="?key=" + ".".join(["a"] * 100)).json == 1
+    assert cdb.get(1, 1, query="key=" + ".".join(["a"] * 100)).json == 1
 
 
 @pytest.mark.parametrize("content", [{"schema": _deep("not", 400)}, _deep("a", 900)])

@@ -3,7 +3,7 @@ import jsonpatch
 import pytest
 
 from nailgun_host.settings import settings
-from nailgun_ext_configdb import storage
+from nailgun_ext_configdb.objects import document
 from tests.configdb.conftest import API
 
 
@@ -98,9 +98,9 @@ def test_retention_prunes_the_oldest_versions(cdb, demo, rid):
 def test_changed_keys_of_a_large_rewrite_are_cut_short():
     old = {"k{0}".format(i): i for i in range(500)}
     new = {"k{0}".format(i): -i for i in range(1, 500)}
-    keys = storage.changed_keys(old, new)
-    assert len(keys) == storage.MAX_CHANGED_KEYS + 1 and keys[-1] == "..."
-    assert storage.changed_keys({"a/b": {"x": 1, "y": [1]}}, {"a/b": {"x": 1, "y": [2]}, "n": None}) == [
+    keys = document.changed_keys(old, new)
+    assert len(keys) == document.MAX_CHANGED_KEYS + 1 and keys[-1] == "..."
+    assert document.changed_keys({"a/b": {"x": 1, "y": [1]}}, {"a/b": {"x": 1, "y": [2]}, "n": None}) == [
         "/a~1b/y", "/n"]
 
 

@@ -3,8 +3,8 @@ import json
 
 import yaml
 
-from nailgun_ext_configdb import cli_upload
-from nailgun_ext_configdb.client import ROOT
+from nailgun_ext_configdb.cli import upload
+from nailgun_ext_configdb.cli.paths import ROOT
 from nailgun_host.client import APIClient
 from tests.configdb_clients.conftest import HIERA_TREE, tree_sources
 
@@ -216,7 +216,7 @@ class _RacingClient(APIClient):
 def test_two_nodes_uploading_at_once_share_the_new_resource_definitions(live_server, linked_env):
     root = live_server.url
     APIClient(root=root).post(ROOT + "components", {"name": "fuel", "resource_definitions": [{"name": "astute"}]})
-    uploader = cli_upload.Uploader(_RacingClient(root, APIClient(root=root)), 1)
+    uploader = upload.Uploader(_RacingClient(root, APIClient(root=root)), 1)
     uploader.prepare({"astute": {}, "globals": {}, "override/node": {}})
     component, = APIClient(root=root).get(ROOT + "components")
     assert uploader.definition_ids == {d["name"]: d["id"] for d in component["resource_definitions"]}

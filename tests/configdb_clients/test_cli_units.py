@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from nailgun_ext_configdb import cli, cli_upload
-from nailgun_ext_configdb.client import ConfigDBError, parse_levels, resource_path
+from nailgun_ext_configdb.cli import formats, upload
+from nailgun_ext_configdb.cli.paths import ConfigDBError, parse_levels, resource_path
 from tests.configdb_clients.conftest import HIERA_TREE, tree_sources
 
 
@@ -30,24 +30,24 @@ def test_resource_path_keeps_slashes_of_a_resource_name_and_quotes_level_values(
     ('[1, "x"]', "json", [1, "x"]), ("a: {b: 1}", "yaml", {"a": {"b": 1}}),
 ])
 def test_typed_values(text, value_type, expected):
-    assert cli.parse_typed(text, value_type) == expected
+    assert formats.parse_typed(text, value_type) == expected
 
 
 @pytest.mark.parametrize("text, value_type", [("x", "int"), ("maybe", "bool"), ("{", "json"), ("a: [", "yaml")])
 def test_a_value_that_does_not_match_its_type_is_refused(text, value_type):
     with pytest.raises(ConfigDBError, match="Cannot read"):
-        cli.parse_typed(text, value_type)
+        formats.parse_typed(text, value_type)
 
 
 def test_key_output_formats_follow_the_spec():
-    assert cli.render("node-1", "plain") == "node-1"
-    assert cli.render(2, "plain") == "2"
-    assert cli.render({"deployment_id": 2}, "json") == '{\n  "deployment_id": 2\n}'
-    assert cli.render({"deployment_id": 2}, "yaml") == "deployment_id: 2"
+    assert formats.render("node-1", "plain") == "node-1"
+    assert formats.render(2, "plain") == "2"
+    assert formats.render({"deployment_id": 2}, "json") == '{\n  "deployment_id": 2\n}'
+    assert formats.render({"deployment_id": 2}, "yaml") == "deployment_id: 2"
 
 
 def test_read_tree_names_data_sources_by_path():
-    sources = cli_upload.read_tree(str(HIERA_TREE))
+    sources = upload.read_tree(str(HIERA_TREE))
     assert sorted(sources) == ["astute", "globals", "override/configuration/cluster",
                                "override/configuration/node", "override/configuration/role",
                                "override/node", "override/plugins"]
@@ -59,24 +59,24 @@ def test_malformed_yaml_names_the_file_and_line(tmp_path):
     (tmp_path / "override").mkdir()
     (tmp_path / "override" / "plugins.yaml").write_text("debug: true\nsyslog: {port: 1\nnext: 2\n")
     with pytest.raises(ConfigDBError) as error:
-        cli_upload.read_tree(str(tmp_path))
+        upload.read_tree(str(tmp_path))
     assert str(error.value).startswith(str(tmp_path / "override" / "plugins.yaml") + ", line 3,")
 
 
 def test_a_data_source_must_be_a_mapping(tmp_path):
     (tmp_path / "globals.yaml").write_text("- a\n- b\n")
     with pytest.raises(ConfigDBError, match="globals.yaml: a data source must be a mapping, not a list"):
-        cli_upload.read_tree(str(tmp_path))
+        upload.read_tree(str(tmp_path))
 
 
 def test_timestamps_stay_strings_so_values_remain_json(tmp_path):
     (tmp_path / "astute.yaml").write_text("built: 2016-05-05 10:00:00\nempty:\n")
-    assert cli_upload.read_tree(str(tmp_path)) == {"astute": {"built": "2016-05-05 10:00:00", "empty": None}}
+    assert upload.read_tree(str(tmp_path)) == {"astute": {"built": "2016-05-05 10:00:00", "empty": None}}
 
 
 def test_progress_bar_counts_nodes():
     stream = io.StringIO()
-    progress = cli_upload.Progress(2, stream)
+    progress = upload.Progress(2, stream)
     progress.step("node-1")
     progress.step("node-2")
     assert stream.getvalue().endswith("] 2/2 nodes (node-2)\n")

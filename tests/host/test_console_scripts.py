@@ -13,7 +13,7 @@ def test_nailgun_api_serves_on_the_embedded_sqlite_default(tmp_path):
     environ = {k: v for k, v in os.environ.items() if k not in ("NAILGUN_DB_URL", "NAILGUN_CONFIG")}
     environ["HOME"] = str(tmp_path)
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.cli import serve; serve()",
+    server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
                                "--port", str(port)], env=environ,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -34,7 +34,7 @@ def test_nailgun_api_serves_on_the_embedded_sqlite_default(tmp_path):
 def test_syncdb_is_idempotent(tmp_path):
     url = "sqlite:///" + str(tmp_path / "n.db")
     for _ in range(2):
-        result = subprocess.run([sys.executable, "-c", "from nailgun_host.cli import syncdb; syncdb()",
+        result = subprocess.run([sys.executable, "-c", "from nailgun_host.server import syncdb; syncdb()",
                                  "--db-url", url], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
     import sqlalchemy as sa

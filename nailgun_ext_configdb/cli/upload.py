@@ -13,7 +13,7 @@ import sys
 import yaml
 from cliff.command import Command
 
-from nailgun_ext_configdb.client import NODE_LEVEL, ROOT, ConfigDBError, NodeResolver, resource_path
+from nailgun_ext_configdb.cli.paths import NODE_LEVEL, ROOT, ConfigDBError, NodeResolver, resource_path
 from nailgun_host.client import APIError, ClientMixin
 
 COMPONENT = "fuel"

@@ -16,12 +16,13 @@ import jsonpatch
 import jsonpointer
 
 from nailgun_host import errors
-from nailgun_host.api.base import validate_schema
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import network
+from nailgun_host.objects.attributes import attribute_values
+from nailgun_host.validation import validate_schema
+from nailgun_ext_upgrade import schemas
 
 MASK = "********"
-MEDIA_TYPES = ("application/json-patch+json", "application/env-model-json-patch")
 EDIT = ("add", "replace", "remove")
 NETWORK_FIELDS = ("cidr", "gateway", "vlan_start", "ip_ranges")
 
@@ -39,25 +40,6 @@ POLICY = (
     ("/node_groups/*/networks/*/ip_ranges/**", EDIT, True),
 )
 
-PATCH_SCHEMA = {
-    "type": "array",
-    "items": {
-        "type": "object", "required": ["op", "path"],
-        "properties": {"op": {"enum": ["add", "remove", "replace", "move", "copy", "test"]},
-                       "path": {"type": "string"}, "from": {"type": "string"}},
-    },
-}
-#: the member each operation needs besides op and path (RFC 6902, section 4)
-OPERATION_ARGUMENT = {"add": "value", "replace": "value", "test": "value", "move": "from", "copy": "from"}
-
-NETWORK_SCHEMA = {
-    "type": "object", "required": ["id"] + list(NETWORK_FIELDS),
-    "properties": {"id": {"type": "integer"}, "cidr": {"oneOf": [network.CIDR_SCHEMA, {"type": "null"}]},
-                   "gateway": {"oneOf": [network.IPV4_SCHEMA, {"type": "null"}]},
-                   "vlan_start": {"oneOf": [network.VLAN_SCHEMA, {"type": "null"}]},
-                   "ip_ranges": {"type": "array", "items": network.RANGE_SCHEMA}},
-    "additionalProperties": False,
-}
 ATTRIBUTE_TYPES = {
     "checkbox": {"type": "boolean"},
     "text": {"type": "string"}, "password": {"type": "string"}, "textarea": {"type": "string"},
@@ -96,7 +78,7 @@ def build(cluster):
         "net_provider": cluster.net_provider,
         "release": {"id": release.id, "name": release.name, "version": release.version,
                     "operating_system": release.operating_system},
-        "attributes": {"editable": cluster_obj.attribute_values(cluster.editable_attributes),
+        "attributes": {"editable": attribute_values(cluster.editable_attributes),
                        "generated": mask(cluster.generated_attributes)},
         "networking_parameters": copy.deepcopy(cluster.networking_parameters),
         "node_groups": {g.name: {"id": g.id, "is_default": g.is_default, "networks": networks.get(g.id, {})}
@@ -202,9 +184,9 @@ def schema_for(cluster):
             "attributes": {"type": "object", "properties": {"editable": {
                 "type": "object", "properties": editable, "required": sorted(editable),
                 "additionalProperties": False}}},
-            "networking_parameters": network.NETWORKING_PARAMETERS_SCHEMA,
+            "networking_parameters": schemas.NETWORKING_PARAMETERS,
             "node_groups": {"type": "object", "additionalProperties": {"type": "object", "properties": {
-                "networks": {"type": "object", "additionalProperties": NETWORK_SCHEMA}}}},
+                "networks": {"type": "object", "additionalProperties": schemas.MODEL_NETWORK}}}},
         },
     }
 
@@ -241,9 +223,9 @@ def _editable_with(cluster, values):
 
 def apply_patch(cluster, operations):
     """Check the whole patch, then write what it changed; returns the new model."""
-    validate_schema(operations, PATCH_SCHEMA)
+    validate_schema(operations, schemas.MODEL_PATCH)
     for operation in operations:
-        argument = OPERATION_ARGUMENT.get(operation["op"])
+        argument = schemas.OPERATION_ARGUMENT.get(operation["op"])
         if argument and argument not in operation:
             raise errors.InvalidData("Operation '{0}' on '{1}' needs a '{2}' member".format(
                 operation["op"], operation["path"], argument))
@@ -257,10 +239,6 @@ def apply_patch(cluster, operations):
     if networks or after["networking_parameters"] != before["networking_parameters"]:
         network.update_configuration(cluster, {"networks": networks,
                                                "networking_parameters": after["networking_parameters"]})
-    if networks or after["networking_parameters"] != before["networking_parameters"]:
-        change = {"name": "networks", "node_id": None}
-        if change not in cluster.pending_changes:
-            cluster.pending_changes = cluster.pending_changes + [change]
     if after["attributes"]["editable"] != before["attributes"]["editable"]:
         cluster_obj.update_editable(cluster, _editable_with(cluster, after["attributes"]["editable"]),
                                     replace=True)

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster, Node
+from nailgun_host.validation import parse_id
 
 NODES = "nodes"
 MAX_PATH = 1024
@@ -41,13 +42,9 @@ def is_linked(environment):
     return db.get(Cluster, environment.id) is not None
 
 
-def _is_id(value):
-    return value.isascii() and value.isdigit() and len(value) < 10
-
-
 def _node(environment, value):
     query = sa.select(Node)
-    query = query.where(Node.id == int(value)) if _is_id(value) else query.where(Node.fqdn == value)
+    query = query.where(Node.id == parse_id(value)) if parse_id(value) else query.where(Node.fqdn == value)
     node = db.scalars(query).first()
     if node is None:
         raise errors.ObjectNotFound("Cannot find a node with the given identifier {0}".format(value))

@@ -1,4 +1,4 @@
-"""Components and the resource definitions (data sources) they provide.
+"""Resource definitions: the data sources a component provides.
 
 A definition's ``content`` is free JSON; when it is an object with a ``schema``
 key, that JSON schema (draft 4) validates every values document of the resource.
@@ -7,12 +7,10 @@ that uses the component, so lookups by name are never ambiguous.
 """
 import jsonschema
 import sqlalchemy as sa
-from sqlalchemy import orm
 
 from nailgun_host import errors
-from nailgun_host.api.base import validate_schema
 from nailgun_host.db import db
-from nailgun_ext_configdb import validators
+from nailgun_host.validation import check_storable, parse_id, validate_schema
 from nailgun_ext_configdb.models import Component, EnvironmentComponent, ResourceDefinition
 
 
@@ -22,7 +20,7 @@ def schema_of(resource):
 
 
 def check_content(content):
-    validators.check_nesting(content)
+    check_storable(content)
     schema = content.get("schema") if isinstance(content, dict) else None
     if schema is not None:
         try:
@@ -38,39 +36,17 @@ def validate_values(resource, data):
         validate_schema(data, schema)
 
 
-def resource_to_dict(resource):
+def to_dict(resource):
     return {"id": resource.id, "name": resource.name, "component_id": resource.component_id,
             "content": resource.content}
 
 
-def component_to_dict(component):
-    return {"id": component.id, "name": component.name,
-            "resource_definitions": [resource_to_dict(r) for r in component.resource_definitions]}
-
-
-def components():
-    return db.scalars(sa.select(Component).options(orm.selectinload(Component.resource_definitions))
-                      .order_by(Component.id)).all()
-
-
-def get_component(component_id):
-    component = db.get(Component, int(component_id))
-    if component is None:
-        raise errors.ObjectNotFound("Component {0} not found".format(component_id))
-    return component
-
-
-def get_resource(resource_id):
-    resource = db.get(ResourceDefinition, int(resource_id))
+def get(resource_id):
+    parsed = parse_id(resource_id)
+    resource = db.get(ResourceDefinition, parsed) if parsed else None
     if resource is None:
         raise errors.ObjectNotFound("Resource definition {0} not found".format(resource_id))
     return resource
-
-
-def check_component_name_free(name, component_id=None):
-    found = db.scalars(sa.select(Component.id).filter_by(name=name)).first()
-    if found is not None and found != component_id:
-        raise errors.AlreadyExists("Component with name {0} already exists".format(name))
 
 
 def check_unique_names(component_ids=None, environment_ids=None):
@@ -95,16 +71,21 @@ def check_unique_names(component_ids=None, environment_ids=None):
         raise errors.Conflict("Two components of environment {0} define the resource {1}".format(*clash))
 
 
-def check_resource_name_free(component_id, name, resource_id=None):
+def check_name_free(component_id, name, resource_id=None):
     found = db.scalars(sa.select(ResourceDefinition.id).filter_by(component_id=component_id, name=name)).first()
     if found is not None and found != resource_id:
         raise errors.AlreadyExists(
             "Resource definition {0} already exists in component {1}".format(name, component_id))
 
 
-def create_resource(component_id, data):
-    get_component(component_id)
-    check_resource_name_free(component_id, data["name"])
+def _check_component(component_id):
+    if db.get(Component, component_id) is None:
+        raise errors.ObjectNotFound("Component {0} not found".format(component_id))
+
+
+def create(component_id, data):
+    _check_component(component_id)
+    check_name_free(component_id, data["name"])
     resource = ResourceDefinition(name=data["name"], component_id=component_id,
                                   content=check_content(data.get("content", {})))
     db.add(resource)
@@ -113,12 +94,12 @@ def create_resource(component_id, data):
     return resource
 
 
-def update_resource(resource, data):
+def update(resource, data):
     component_id = data.get("component_id", resource.component_id)
     if component_id != resource.component_id:
-        get_component(component_id)
+        _check_component(component_id)
     name = data.get("name", resource.name)
-    check_resource_name_free(component_id, name, resource.id)
+    check_name_free(component_id, name, resource.id)
     if "content" in data:
         resource.content = check_content(data["content"])
     resource.name, resource.component_id = name, component_id
@@ -127,30 +108,3 @@ def update_resource(resource, data):
     return resource
 
 
-def create_component(data):
-    check_component_name_free(data["name"])
-    component = Component(name=data["name"])
-    db.add(component)
-    db.flush()
-    for item in data.get("resource_definitions", []):
-        create_resource(component.id, item)
-    db.refresh(component)
-    return component
-
-
-def update_component(component, data):
-    """Rename; listed definitions with an id are updated and moved here, others are created.
-
-    Definitions not listed stay (tuning-box deleted them); DELETE one to remove it.
-    """
-    if "name" in data and data["name"] != component.name:
-        check_component_name_free(data["name"], component.id)
-        component.name = data["name"]
-    for item in data.get("resource_definitions", []):
-        if "id" in item:
-            update_resource(get_resource(item["id"]), dict(item, component_id=component.id))
-        else:
-            create_resource(component.id, item)
-    db.flush()
-    db.refresh(component)
-    return component

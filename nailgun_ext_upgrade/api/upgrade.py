@@ -1,8 +1,6 @@
-"""The upgrade resources under /clusters/<id>/upgrade, and the environment model."""
-import web
-
+"""Handlers of the upgrade resources under /clusters/<id>/upgrade."""
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, check_finite, parse_json, request_body, set_status
+from nailgun_host.api.base import BaseHandler, get_object_or_404, json_body, set_status
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.objects import cluster as cluster_obj
@@ -10,13 +8,14 @@ from nailgun_host.objects import network
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects import task as task_obj
-from nailgun_ext_upgrade import model, upgrade, validators
+from nailgun_ext_upgrade import schemas, validators
+from nailgun_ext_upgrade.objects import upgrade
 
 SUB_RESOURCES = ("clone", "assign", "vips", "clone_release/<release_id>")
 
 
 def get_cluster(cluster_id):
-    return BaseHandler.get_object_or_404(Cluster, cluster_id, "Cluster not found")
+    return get_object_or_404(Cluster, cluster_id, "Cluster not found")
 
 
 class ClusterUpgradeHandler(BaseHandler):
@@ -36,7 +35,7 @@ class ClusterUpgradeCloneHandler(BaseHandler):
     def POST(self, cluster_id):
         """The orig's Upgrade Seed on a newer release; 200 with the seed (no secrets)."""
         orig = get_cluster(cluster_id)
-        data = self.json_body(validators.CLONE_SCHEMA)
+        data = json_body(schemas.CLONE)
         new_release, attributes = validators.validate_clone(orig, data)
         seed = upgrade.clone_cluster(orig, data["name"], new_release, attributes)
         return cluster_obj.to_dict(seed)
@@ -46,14 +45,14 @@ class NodeReassignHandler(BaseHandler):
     def POST(self, cluster_id):
         """Orig nodes into the seed: 202 with the provisioning task, or 200 with the nodes."""
         seed = get_cluster(cluster_id)
-        data = self.json_body(validators.ASSIGN_SCHEMA)
+        data = json_body(schemas.ASSIGN)
         orig, nodes, mapping = validators.validate_assign(seed, data)
         reprovision = data.get("reprovision", True)
         upgrade.move_nodes(nodes, orig, seed, mapping, data.get("roles"), reprovision)
         if not reprovision:
             return [node_obj.to_dict(node) for node in nodes]
         task = task_obj.provision(seed, nodes)
-        set_status(200 if task.status in ("ready", "error") else 202)
+        set_status(200 if task.status in task_obj.FINISHED else 202)
         return task_obj.to_dict(task)
 
 
@@ -69,26 +68,7 @@ class CopyVIPsHandler(BaseHandler):
 class CreateUpgradeReleaseHandler(BaseHandler):
     def POST(self, cluster_id, release_id):
         """A copy of a release keeping the orig's network role mappings; 200 with the release."""
-        base = self.get_object_or_404(Release, release_id, "Release not found")
+        base = get_object_or_404(Release, release_id, "Release not found")
         orig = get_cluster(cluster_id)
-        validators.check_upgrade_release_name(upgrade.upgrade_release_name(orig, base), base.version)
+        validators.check_upgrade_release_name(upgrade.upgrade_release_name(orig, base))
         return release_obj.to_dict(upgrade.clone_release(orig, base))
-
-
-class ClusterModelHandler(BaseHandler):
-    """GET the environment model (or a section by path); PATCH it with a JSON patch."""
-
-    def GET(self, cluster_id, path=None):
-        return model.section(model.build(get_cluster(cluster_id)), path)
-
-    def PATCH(self, cluster_id, path=None):
-        cluster = get_cluster(cluster_id)
-        if path and path.strip("/"):
-            raise errors.MethodNotAllowed("A patch applies to the whole model: PATCH /clusters/{0}/model".format(
-                cluster.id), ["GET"])
-        content_type = web.ctx.env.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
-        if content_type not in model.MEDIA_TYPES:
-            raise errors.UnsupportedMediaType(
-                "Content-Type '{0}' is not supported; send the patch as {1}".format(
-                    content_type, " or ".join(model.MEDIA_TYPES)))
-        return model.apply_patch(cluster, check_finite(parse_json(request_body())))

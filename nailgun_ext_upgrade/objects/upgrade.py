@@ -5,15 +5,14 @@ so a failure half way is a bug, and the request transaction still rolls it all b
 """
 import copy
 
-from sqlalchemy import orm
-
 from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup, Node, NodeInterface
+from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup
 from nailgun_host.objects import cluster as cluster_obj
-from nailgun_host.objects import network
+from nailgun_host.objects import network, nodegroup, pending_changes
 from nailgun_host.objects import release as release_obj
-from nailgun_ext_upgrade.objects import relations
+from nailgun_host.objects.attributes import merge_dicts
+from nailgun_ext_upgrade.objects import relation as relation_obj
 from nailgun_ext_upgrade.transformations import cluster as cluster_transformations
 from nailgun_ext_upgrade.transformations import vip as vip_transformations
 from nailgun_ext_upgrade.transformations import volumes as volume_transformations
@@ -69,7 +68,7 @@ def copy_node_groups(orig, seed):
     seed_groups = {g.name for g in seed.node_groups}
     for group in orig.node_groups:
         if not group.is_default and group.name not in seed_groups:
-            cluster_obj.create_node_group(seed, group.name)
+            nodegroup.create(seed, group.name)
 
 
 def copy_networks(orig, seed):
@@ -95,25 +94,17 @@ def clone_cluster(orig, name, seed_release, attributes):
         data["net_segment_type"] = orig.networking_parameters.get("segmentation_type", "vlan")
         data["net_l23_provider"] = orig.networking_parameters.get("net_l23_provider", "ovs")
     seed = cluster_obj.create(data)
-    seed.generated_attributes = cluster_obj.merge_dicts(seed.generated_attributes, attributes["generated"])
+    seed.generated_attributes = merge_dicts(seed.generated_attributes, attributes["generated"])
     seed.editable_attributes = merge_editable(attributes["editable"], seed.editable_attributes)
     copy_node_groups(orig, seed)
     copy_networks(orig, seed)
-    relations.create_relation(orig.id, seed.id)
+    relation_obj.create(orig.id, seed.id)
     seed.extensions = sorted(set(seed.extensions) | {EXTENSION_NAME})
     db.flush()
     return seed
 
 
 # -- moving nodes ----------------------------------------------------------------------------
-
-def load_nodes(node_ids):
-    """The nodes with their addresses and interfaces, in three queries whatever their number."""
-    return (db.query(Node).filter(Node.id.in_(node_ids))
-            .options(orm.selectinload(Node.ip_addrs),
-                     orm.selectinload(Node.interfaces).selectinload(NodeInterface.assigned_networks))
-            .all())
-
 
 def network_mapping(orig, seed):
     """{orig network id: seed network} matched on (name, node group name); admin maps to itself."""
@@ -159,18 +150,14 @@ def move_nodes(nodes, orig, seed, mapping, roles, reprovision):
         node.volumes = volumes.apply(from_version, to_version, node.volumes)
         node.cluster = seed
         node.group_id = seed_groups.get(orig_groups.get(node.group_id), default).id
-        node.primary_tags, node.kernel_params, node.network_template = [], None, None
+        node.primary_tags, node.kernel_params = [], None
         node.replaced_deployment_info, node.replaced_provisioning_info = [], {}
         node.pending_addition = node.pending_deletion = False
         for ip in node.ip_addrs:
             ip.network_data = mapping[ip.network]
-        if not seed.network_template:
-            for interface in node.interfaces:
-                interface.assigned_networks = [mapping[n.id] for n in interface.assigned_networks
-                                               if n.id in mapping]
-        change = {"name": "interfaces", "node_id": node.id}
-        if change not in node.pending_changes:
-            node.pending_changes = node.pending_changes + [change]
+        for interface in node.interfaces:
+            interface.assigned_networks = [mapping[n.id] for n in interface.assigned_networks if n.id in mapping]
+        pending_changes.record(node, "interfaces", node.id)
     db.flush()
 
 

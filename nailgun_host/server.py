@@ -55,8 +55,9 @@ def serve(argv=None):
         db.configure(url)
     else:
         prepare_database(url)
-    from nailgun_host.app import build_wsgi
     import web
+
+    from nailgun_host.app import build_wsgi
 
     print("Nailgun API on http://{0}:{1}/api/v1 ({2})".format(args.host, args.port, db.get_engine().url.render_as_string()),
           file=sys.stderr, flush=True)

@@ -17,19 +17,13 @@ def is_cluster_in_upgrade(cluster_id):
     return db.query(_query(cluster_id).exists()).scalar()
 
 
-def create_relation(orig_cluster_id, seed_cluster_id):
+def create(orig_cluster_id, seed_cluster_id):
     relation = UpgradeRelation(orig_cluster_id=orig_cluster_id, seed_cluster_id=seed_cluster_id)
     db.add(relation)
     db.flush()
     return relation
 
 
-def delete_relation(cluster_id):
+def delete(cluster_id):
     _query(cluster_id).delete(synchronize_session=False)
     db.flush()
-
-
-def to_dict(relation):
-    return {"id": relation.id, "orig_cluster_id": relation.orig_cluster_id,
-            "seed_cluster_id": relation.seed_cluster_id,
-            "created_at": relation.created_at.isoformat()}

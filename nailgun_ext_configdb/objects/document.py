@@ -3,7 +3,7 @@
 Handlers reach stored values only through these functions, so another storage
 driver, staged sessions or JSON-patch writers can be added behind them. Every
 write is one new version; the caller holds the environment's row lock
-(``environments.get(..., lock=True)``), which orders writes and makes
+(``environment.get(..., lock=True)``), which orders writes and makes
 If-Match checks safe across workers.
 """
 import jsonpointer
@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.settings import settings
+from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Document, DocumentVersion
 
 DEFAULT_MAX_VERSIONS = 100
@@ -105,7 +106,12 @@ def _max_versions():
 
 
 def write(environment, resource_id, level_path, kind, data, author, document=None):
-    """Store ``data`` as a new version; None (and nothing written) when it equals the current one."""
+    """Store ``data`` as a new version; None (and nothing written) when it equals the current one.
+
+    ``data`` must be storable as it is on every database (``validation.check_storable``):
+    a keys operation can make a document deeper than any body it came in.
+    """
+    check_storable(data)
     document = document or find(environment.id, resource_id, level_path, kind)
     old = document.data if document is not None else {}
     if document is not None and old == data:

@@ -1,4 +1,4 @@
-"""What every ConfigDB handler shares: query strings, ETags and authorship.
+"""What every ConfigDB handler shares: ETags and authorship.
 
 Every GET answers with a strong ETag, the hash of its canonical JSON (effective
 values hash the versions they merge instead), and honours ``If-None-Match`` (304).
@@ -7,7 +7,6 @@ mismatch), so read-modify-write clients lose no update.
 """
 import hashlib
 import json
-import urllib.parse
 
 import web
 
@@ -26,22 +25,6 @@ def etag(text):
 
 def _tags(header):
     return [tag.strip() for tag in header.split(",") if tag.strip()]
-
-
-def query():
-    """The query string as ``{name: last value}`` (web.input would read a PUT body as a form)."""
-    return {k: v[-1] for k, v in urllib.parse.parse_qs(web.ctx.query.lstrip("?"), keep_blank_values=True).items()}
-
-
-def int_param(params, name, required=False):
-    value = params.get(name)
-    if value is None:
-        if required:
-            raise errors.InvalidData("The query parameter {0} is required".format(name))
-        return None
-    if not (value.isascii() and value.isdigit() and len(value) < 10):
-        raise errors.InvalidData("The query parameter {0} must be a positive integer".format(name))
-    return int(value)
 
 
 def author():

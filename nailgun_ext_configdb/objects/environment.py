@@ -8,7 +8,8 @@ from sqlalchemy import orm
 
 from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_ext_configdb import catalog, levels, storage
+from nailgun_host.validation import parse_id
+from nailgun_ext_configdb.objects import document, levels, resource_definition
 from nailgun_ext_configdb.models import Component, Environment, EnvironmentComponent, ResourceDefinition
 
 
@@ -26,8 +27,9 @@ def all_environments():
 
 def get(environment_id, lock=False):
     """The environment, locked against concurrent writes when ``lock``; 404 if there is none."""
-    environment = db.get(Environment, int(environment_id), with_for_update=True if lock else None,
-                         populate_existing=lock)
+    parsed = parse_id(environment_id)
+    environment = db.get(Environment, parsed, with_for_update=True if lock else None,
+                         populate_existing=lock) if parsed else None
     if environment is None:
         raise errors.ObjectNotFound(
             "Cannot find an environment with the given identifier {0}".format(environment_id))
@@ -58,7 +60,7 @@ def _set_components(environment, refs):
         EnvironmentComponent(component_id=component_id, position=position)
         for position, component_id in enumerate(_component_ids(refs))]
     db.flush()
-    catalog.check_unique_names(environment_ids=[environment.id])
+    resource_definition.check_unique_names(environment_ids=[environment.id])
 
 
 def _restart_id_sequence():
@@ -91,9 +93,9 @@ def update(environment, data):
         _set_components(environment, data["components"])
     if "hierarchy_levels" in data:
         hierarchy = list(data["hierarchy_levels"])
-        stale = [path for path in storage.level_paths(environment.id)
+        stale = [path for path in document.level_paths(environment.id)
                  if [name for name, _ in levels.split(path)] != hierarchy[:len(levels.split(path))]]
-        storage.delete_at(environment.id, stale)
+        document.delete_at(environment.id, stale)
         environment.hierarchy_levels = hierarchy
     db.flush()
     return environment
@@ -104,8 +106,8 @@ def resource(environment, ref):
     query = (sa.select(ResourceDefinition)
              .join(EnvironmentComponent, EnvironmentComponent.component_id == ResourceDefinition.component_id)
              .where(EnvironmentComponent.environment_id == environment.id))
-    if ref.isascii() and ref.isdigit() and len(ref) < 10:
-        query = query.where(ResourceDefinition.id == int(ref))
+    if parse_id(ref) is not None:
+        query = query.where(ResourceDefinition.id == parse_id(ref))
     else:
         query = query.where(ResourceDefinition.name == ref)
     found = db.scalars(query.limit(2)).all()

@@ -6,6 +6,8 @@ entries, keeping only this distribution's own, so it never imports fuelclient.
 """
 import sys
 
+from importlib import metadata
+
 from cliff.app import App
 from cliff.commandmanager import CommandManager
 
@@ -29,7 +31,7 @@ class FuelExtApp(App):
     def __init__(self):
         super().__init__(
             description="Fuel environment upgrade and ConfigDB commands (fuel2 compatible)",
-            version="1.0.0",
+            version=metadata.version("fuel-nailgun-extensions"),
             command_manager=OwnCommandManager("fuelclient", convert_underscores=True),
             deferred_help=True,
         )

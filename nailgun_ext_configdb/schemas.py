@@ -1,9 +1,8 @@
-"""JSON schemas of the request bodies, and the limits of stored JSON."""
-from nailgun_host import errors
+"""JSON schemas of ConfigDB's request bodies."""
+from nailgun_host.validation import ID_SCHEMA as ID
 
 NO_NUL = "^[^\\x00]*$"
 NAME = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
-ID = {"type": "integer", "minimum": 1, "maximum": 2147483647}
 
 RESOURCE_IN_COMPONENT = {
     "type": "object",
@@ -60,24 +59,3 @@ REVERT = {
     "additionalProperties": False,
 }
 
-
-#: how deeply objects and lists may nest in a document: deeper ones would exhaust the
-#: recursion of merging, diffing and JSON encoding
-MAX_DEPTH = 100
-
-
-def check_nesting(data):
-    """Refuse NUL characters and JSON nested deeper than MAX_DEPTH, walking without recursion."""
-    stack = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, str):
-            if "\x00" in value:
-                raise errors.InvalidData("Values must not contain NUL characters")
-        elif isinstance(value, (dict, list)):
-            if depth >= MAX_DEPTH:
-                raise errors.InvalidData("Values must not nest deeper than {0} levels".format(MAX_DEPTH))
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in items:
-                stack.append((key, depth + 1))
-                stack.append((item, depth + 1))

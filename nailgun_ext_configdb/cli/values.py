@@ -1,0 +1,168 @@
+"""``fuel2 config get|set|override|delete|history|diff|revert``: one data source at a level.
+
+The commands follow the spec's "Fuel Client" section and tuning-box's ``config``
+commands, minus their faults: an HTTP error prints the server's message on stderr and
+exits 1, no option shadows one of cliff's global options (``-v``/``--verbose``,
+``--version``), so ``--value`` has no ``-v`` and versions are ``--as-of``/``--to``,
+and nothing here imports the server (only requests, cliff and PyYAML).
+"""
+from cliff.command import Command
+from cliff.lister import Lister
+
+from nailgun_ext_configdb.cli.formats import TYPES, cell, parse_typed, read_document, render
+from nailgun_ext_configdb.cli.paths import ConfigDBError, NodeResolver, parse_levels, resource_path
+from nailgun_host.client import ClientMixin
+
+
+class ResourceMixin(ClientMixin):
+    """The arguments that address one resource of an environment at a level, and its URL."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("-e", "--env", type=int, required=True, help="environment id")
+        parser.add_argument("-l", "--level", help="level path, e.g. nodes=1 or node=node-1.domain.tld "
+                            "(omit for the environment-wide level)")
+        parser.add_argument("-r", "--resource", required=True, help="data source name or id")
+        parser.add_argument("--override", action="store_true",
+                            help="act on the overrides instead of the values")
+        return parser
+
+    def path(self, args, kind=None, suffix=""):
+        levels = NodeResolver(self.client, args.env).levels(parse_levels(args.level))
+        kind = kind or ("overrides" if getattr(args, "override", False) else "values")
+        return resource_path(args.env, levels, args.resource, kind) + suffix
+
+
+class ConfigCommand(ResourceMixin, Command):
+    """A command on one resource whose output is the server's JSON, rendered as asked."""
+
+    def emit(self, text):
+        self.app.stdout.write(text + "\n")
+
+
+class ConfigGet(ConfigCommand):
+    """Print the effective values of a resource, or of one key (--key)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("-k", "--key", help="dotted key path, e.g. nova.debug or nodes.0.name")
+        parser.add_argument("--format", choices=("json", "yaml", "plain"), default="json")
+        parser.add_argument("-s", "--show-lookup", action="store_true",
+                            help="tell for every key which level it came from")
+        parser.add_argument("--as-of", type=int, metavar="VERSION",
+                            help="as the resource stood at this version (not --version: cliff's own)")
+        parser.add_argument("--raw", action="store_true",
+                            help="the values stored at this level, not the merge (--override: the overrides)")
+        return parser
+
+    def take_action(self, args):
+        params = {}
+        if not (args.raw or args.override):
+            params["effective"] = "1"
+        if args.show_lookup:
+            params["show_lookup"] = "1"
+        if args.key:
+            params["key"] = args.key
+        if args.as_of is not None:
+            params["version"] = str(args.as_of)
+        data = self.client.get(self.path(args), params=params)
+        if args.key and args.format != "plain":
+            data = {args.key: data}
+        self.emit(render(data, args.format))
+
+
+class ConfigSet(ConfigCommand):
+    """Set one key (--key, typed --value or stdin) or the whole resource (stdin) at a level."""
+
+    kind = "values"
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("-k", "--key", help="dotted key path; intermediate objects are created")
+        parser.add_argument("--value", help="the key's value (no -v: that is cliff's --verbose)")
+        parser.add_argument("-t", "--type", choices=TYPES,
+                            help="how to read --value or stdin (default: JSON if it parses, else str)")
+        parser.add_argument("--format", choices=("json", "yaml"), default="json",
+                            help="format of a whole resource on stdin")
+        return parser
+
+    def value(self, args):
+        if args.type == "null":
+            if args.value is not None:
+                raise ConfigDBError("--type null takes no --value")
+            return None
+        if args.value is not None:
+            return parse_typed(args.value, args.type)
+        if args.type in ("json", "yaml"):
+            return read_document(self.app.stdin, args.type)
+        if args.type:
+            return parse_typed(self.app.stdin.read().strip(), args.type)
+        return read_document(self.app.stdin, args.format)
+
+    def take_action(self, args):
+        kind = "overrides" if args.override else self.kind
+        value = self.value(args)
+        if args.key:
+            self.client.patch(self.path(args, kind, "/keys/set"), [args.key.split(".") + [value]])
+            return
+        if args.value is not None:
+            raise ConfigDBError("--value needs --key; a whole resource is read from stdin")
+        if not isinstance(value, dict):
+            raise ConfigDBError("A resource must be an object, got {0}".format(type(value).__name__))
+        self.client.put(self.path(args, kind), value)
+
+
+class ConfigOverride(ConfigSet):
+    """Override one key or the whole resource at a level, leaving the uploaded values as they are."""
+
+    kind = "overrides"
+
+
+class ConfigDelete(ConfigCommand):
+    """Remove one key from a resource's values (or --override) at a level."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("-k", "--key", required=True, help="dotted key path")
+        return parser
+
+    def take_action(self, args):
+        self.client.patch(self.path(args, suffix="/keys/delete"), [args.key.split(".")])
+
+
+class ConfigHistory(ResourceMixin, Lister):
+    """List the versions of a resource's values (or --override) at a level."""
+
+    def take_action(self, args):
+        columns = ("version", "revision", "created_at", "author", "changed_keys")
+        rows = self.client.get(self.path(args, suffix="/history"))
+        return columns, [tuple(cell(row.get(c)) for c in columns) for row in rows]
+
+
+class ConfigDiff(ConfigCommand):
+    """Print the change between two versions as an RFC 6902 JSON patch."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--from", dest="from_version", type=int, required=True)
+        parser.add_argument("--to", dest="to_version", type=int, help="default: the latest version")
+        parser.add_argument("--format", choices=("json", "yaml"), default="json")
+        return parser
+
+    def take_action(self, args):
+        params = {"from": str(args.from_version)}
+        if args.to_version is not None:
+            params["to"] = str(args.to_version)
+        self.emit(render(self.client.get(self.path(args, suffix="/diff"), params=params), args.format))
+
+
+class ConfigRevert(ConfigCommand):
+    """Write a new version equal to an older one."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--to", type=int, required=True, metavar="VERSION", help="the version to go back to")
+        return parser
+
+    def take_action(self, args):
+        self.client.post(self.path(args, suffix="/revert"), {"version": args.to})

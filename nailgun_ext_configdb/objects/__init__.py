@@ -1,0 +1,1 @@
+"""ConfigDB's domain: components, resource definitions, environments, stored documents, levels, keys and the merge."""

@@ -1,0 +1,66 @@
+"""Components: named groups of resource definitions, which environments use whole.
+
+A resource name is unique within its component, and within every environment that
+uses the component, so lookups by name are never ambiguous.
+"""
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from nailgun_host import errors
+from nailgun_host.db import db
+from nailgun_host.validation import parse_id
+from nailgun_ext_configdb.models import Component
+from nailgun_ext_configdb.objects import resource_definition
+
+
+def to_dict(component):
+    return {"id": component.id, "name": component.name,
+            "resource_definitions": [resource_definition.to_dict(r) for r in component.resource_definitions]}
+
+
+def all_components():
+    return db.scalars(sa.select(Component).options(orm.selectinload(Component.resource_definitions))
+                      .order_by(Component.id)).all()
+
+
+def get(component_id):
+    parsed = parse_id(component_id)
+    component = db.get(Component, parsed) if parsed else None
+    if component is None:
+        raise errors.ObjectNotFound("Component {0} not found".format(component_id))
+    return component
+
+
+def check_name_free(name, component_id=None):
+    found = db.scalars(sa.select(Component.id).filter_by(name=name)).first()
+    if found is not None and found != component_id:
+        raise errors.AlreadyExists("Component with name {0} already exists".format(name))
+
+
+def create(data):
+    check_name_free(data["name"])
+    component = Component(name=data["name"])
+    db.add(component)
+    db.flush()
+    for item in data.get("resource_definitions", []):
+        resource_definition.create(component.id, item)
+    db.refresh(component)
+    return component
+
+
+def update(component, data):
+    """Rename; listed definitions with an id are updated and moved here, others are created.
+
+    Definitions not listed stay (tuning-box deleted them); DELETE one to remove it.
+    """
+    if "name" in data and data["name"] != component.name:
+        check_name_free(data["name"], component.id)
+        component.name = data["name"]
+    for item in data.get("resource_definitions", []):
+        if "id" in item:
+            resource_definition.update(resource_definition.get(item["id"]), dict(item, component_id=component.id))
+        else:
+            resource_definition.create(component.id, item)
+    db.flush()
+    db.refresh(component)
+    return component

@@ -1,0 +1,1 @@
+"""Handlers of the upgrade resources and of the environment model."""

@@ -1,0 +1,49 @@
+"""JSON schemas of the upgrade's request bodies and of the environment model."""
+from nailgun_host import schemas as host_schemas
+from nailgun_host.validation import ID_SCHEMA
+
+CLONE = {
+    "$schema": "http://json-schema.org/draft-04/schema#",
+    "title": "Cluster Clone Parameters",
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 50},
+        "release_id": ID_SCHEMA,
+    },
+    "required": ["name", "release_id"],
+}
+ASSIGN = {
+    "$schema": "http://json-schema.org/draft-04/schema#",
+    "title": "Node Reassignment Parameters",
+    "type": "object",
+    "properties": {
+        "nodes_ids": {"type": "array", "items": ID_SCHEMA, "uniqueItems": True, "minItems": 1},
+        "node_id": ID_SCHEMA,
+        "reprovision": {"type": "boolean"},
+        "roles": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+    },
+}
+#: RFC 6902; what each operation needs besides op and path is checked with OPERATION_ARGUMENT
+MODEL_PATCH = {
+    "type": "array",
+    "items": {
+        "type": "object", "required": ["op", "path"],
+        "properties": {"op": {"enum": ["add", "remove", "replace", "move", "copy", "test"]},
+                       "path": {"type": "string"}, "from": {"type": "string"}},
+    },
+}
+#: the member each operation needs besides op and path (RFC 6902, section 4)
+OPERATION_ARGUMENT = {"add": "value", "replace": "value", "test": "value", "move": "from", "copy": "from"}
+MODEL_PATCH_MEDIA_TYPES = ("application/json-patch+json", "application/env-model-json-patch")
+
+#: a network of a node group in the model
+MODEL_NETWORK = {
+    "type": "object", "required": ["id", "cidr", "gateway", "vlan_start", "ip_ranges"],
+    "properties": {"id": {"type": "integer"},
+                   "cidr": {"oneOf": [host_schemas.CIDR, {"type": "null"}]},
+                   "gateway": {"oneOf": [host_schemas.IPV4, {"type": "null"}]},
+                   "vlan_start": {"oneOf": [host_schemas.VLAN, {"type": "null"}]},
+                   "ip_ranges": {"type": "array", "items": host_schemas.IP_RANGE}},
+    "additionalProperties": False,
+}
+NETWORKING_PARAMETERS = host_schemas.NETWORKING_PARAMETERS

@@ -1,0 +1,91 @@
+"""The rules every request's input follows, core or extension, free of the web layer.
+
+One id rule (ASCII digits, one maximum), one JSON decoder with one set of limits, and
+one schema validator, so the same bad input gets the same answer on every route.
+Domain modules use these too, which is why nothing here knows about HTTP requests.
+"""
+import json
+import re
+
+import jsonschema
+
+from nailgun_host import errors
+
+#: ids are 32-bit integers (PostgreSQL's ``integer``); a larger one names nothing
+MAX_ID = 2 ** 31 - 1
+#: an id in a URL: ASCII digits only (``\d`` would take Arabic-Indic digits too)
+ID_PATTERN = "([0-9]+)"
+ID_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+
+#: how deeply objects and lists may nest in a body or a stored document: deeper ones
+#: would exhaust the recursion of merging, diffing, patching and JSON encoding
+MAX_DEPTH = 100
+
+#: a \uD800-\uDFFF escape: unpaired, it is no character; PostgreSQL refuses it and SQLite keeps it
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_id(text):
+    """The id a URL segment or query value names, or None when it can name no object."""
+    text = str(text)
+    if not (text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if 0 < value <= MAX_ID else None
+
+
+def decode_json(data):
+    """A request body as JSON, refused (400) when empty, malformed or not storable everywhere.
+
+    NaN and Infinity are not JSON (RFC 8259), and neither is an unpaired surrogate;
+    PostgreSQL refuses all three, so they are refused here, for every database alike.
+    """
+    if not data or not data.strip():
+        raise errors.InvalidData("Empty request received")
+    try:
+        result = json.loads(data, parse_constant=_refuse_constant)
+        if _SURROGATE_ESCAPE.search(data if isinstance(data, str) else data.decode("utf-8", "replace")):
+            json.dumps(result, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeError, RecursionError):
+        raise errors.InvalidData("Invalid json received")
+    return check_storable(result)
+
+
+def _refuse_constant(name):
+    raise ValueError(name)
+
+
+def check_storable(data):
+    """``data`` when every database stores it as it is: finite numbers, no NUL, at most MAX_DEPTH deep.
+
+    A number too large for a float (1e400) decodes as Infinity, which no answer may carry.
+    Walks without recursion, so a deep document cannot exhaust the stack here.
+    """
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                raise errors.InvalidData("Values must not contain NUL characters")
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise errors.InvalidData("Numbers must be finite; one in the request is too large")
+        elif isinstance(value, (dict, list)):
+            if depth >= MAX_DEPTH:
+                raise errors.InvalidData("Values must not nest deeper than {0} levels".format(MAX_DEPTH))
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                stack.append((key, depth + 1))
+                stack.append((item, depth + 1))
+    return data
+
+
+def validate_schema(data, schema):
+    """jsonschema (draft 4) validation; the best-matching error becomes a 400 with a readable message."""
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        message = error.message if not where else "{0} (at '{1}')".format(error.message, where)
+        raise errors.InvalidData(message)
+    return data
