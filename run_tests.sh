@@ -7,11 +7,12 @@
 #    (postgresql, ruby, hiera, puppet, rpm); as another user it says what it skips.
 # 2. Creates ./.venv (always this one, whatever virtualenv is active) and installs
 #    the package in it with its test extra: pip install -e '.[test]'.
-# 3. Runs pytest on SQLite (the default), then again on PostgreSQL with
+# 3. Checks the layering contracts of setup.cfg with lint-imports (import-linter).
+# 4. Runs pytest on SQLite (the default), then again on PostgreSQL with
 #    NAILGUN_TEST_DB_URL pointing at a database it drops and recreates each run.
-# 4. Builds the real fuel2 (python-fuelclient 11) in ./.venv-fuel2 with this package's
+# 5. Builds the real fuel2 (python-fuelclient 11) in ./.venv-fuel2 with this package's
 #    commands, so the tests drive octane's and the spec's command lines through it.
-# 5. Runs the Ruby (Hiera backend) tests, if there are any.
+# 6. Runs the Ruby (Hiera backend) tests, if there are any.
 # It exits non-zero if any run fails and ends with one summary line per run.
 #
 # Environment:
@@ -247,6 +248,19 @@ run_ruby_tests() {
     fi
 }
 
+# The architecture: import-linter's contracts in setup.cfg (layers, independence, allow-lists).
+run_lint_imports() {
+    log "lint-imports"
+    local output rc=0
+    output=$("$VENV/bin/lint-imports" --no-cache 2>&1) || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        record "lint-imports" "passed: $(printf '%s\n' "$output" | grep -E '^Contracts:' | tail -1)"
+    else
+        printf '%s\n' "$output"
+        record "lint-imports" "FAILED: a layering contract is broken (see above)"
+    fi
+}
+
 # The real fuel2 with our commands installed client-side (tests/tools/make_fuel2_venv.sh).
 prepare_fuel2() {
     if [ "${SKIP_FUEL2:-0}" = 1 ]; then
@@ -267,6 +281,7 @@ prepare_fuel2() {
 main() {
     install_debian_packages
     prepare_venv
+    run_lint_imports
     prepare_fuel2
 
     run_pytest sqlite -- "$@"

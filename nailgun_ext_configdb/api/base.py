@@ -11,7 +11,7 @@ import json
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, set_status
+from nailgun_host.api.base import BaseHandler, CollectionHandler, ItemHandler, set_status
 
 
 def canonical(data):
@@ -66,11 +66,12 @@ class ConfigHandler(BaseHandler):
         web.header("Content-Type", "application/json")
         return text.encode("utf-8")
 
-    @staticmethod
-    def created(data):
-        set_status(201)
-        return data
 
-    @staticmethod
-    def no_content():
-        set_status(204)
+class ConfigCollectionHandler(ConfigHandler, CollectionHandler):
+    """A ConfigDB collection: listed with an ETag, created with 201."""
+
+
+class ConfigItemHandler(ConfigHandler, ItemHandler):
+    """A ConfigDB object: shown with an ETag; PATCH changes it as PUT does (tuning-box's clients use both)."""
+
+    PATCH = ItemHandler.PUT

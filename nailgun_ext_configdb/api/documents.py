@@ -123,7 +123,7 @@ class ConfigDocumentHandler(ConfigHandler):
         document = target.document()
         check_if_match(document.data if document is not None else {})
         target.write(data, document)
-        self.no_content()
+        set_status(204)
 
 
 class ConfigDocumentKeysHandler(ConfigHandler):
@@ -134,7 +134,7 @@ class ConfigDocumentKeysHandler(ConfigHandler):
         current = document.data if document is not None else {}
         check_if_match(current)
         target.write(keys.apply_operation(current, operation, paths), document)
-        self.no_content()
+        set_status(204)
 
     PUT = PATCH
 

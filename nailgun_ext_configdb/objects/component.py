@@ -7,8 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nailgun_host import errors
-from nailgun_host.db import db
-from nailgun_host.validation import parse_id
+from nailgun_host.db import db, get_or_404
 from nailgun_ext_configdb.models import Component
 from nailgun_ext_configdb.objects import resource_definition
 
@@ -18,17 +17,13 @@ def to_dict(component):
             "resource_definitions": [resource_definition.to_dict(r) for r in component.resource_definitions]}
 
 
-def all_components():
+def list_all():
     return db.scalars(sa.select(Component).options(orm.selectinload(Component.resource_definitions))
                       .order_by(Component.id)).all()
 
 
-def get(component_id):
-    parsed = parse_id(component_id)
-    component = db.get(Component, parsed) if parsed else None
-    if component is None:
-        raise errors.ObjectNotFound("Component {0} not found".format(component_id))
-    return component
+def get(component_id, lock=False):
+    return get_or_404(Component, component_id, "Component {0} not found".format(component_id), lock=lock)
 
 
 def check_name_free(name, component_id=None):
@@ -43,7 +38,7 @@ def create(data):
     db.add(component)
     db.flush()
     for item in data.get("resource_definitions", []):
-        resource_definition.create(component.id, item)
+        resource_definition.create(dict(item, component_id=component.id))
     db.refresh(component)
     return component
 
@@ -60,7 +55,13 @@ def update(component, data):
         if "id" in item:
             resource_definition.update(resource_definition.get(item["id"]), dict(item, component_id=component.id))
         else:
-            resource_definition.create(component.id, item)
+            resource_definition.create(dict(item, component_id=component.id))
     db.flush()
     db.refresh(component)
     return component
+
+
+def delete(component):
+    """The component and its definitions go; environments using it stop listing it."""
+    db.delete(component)
+    db.flush()

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nailgun_host import errors
-from nailgun_host.db import db
+from nailgun_host.db import db, get_or_404
 from nailgun_host.validation import parse_id
 from nailgun_ext_configdb.objects import document, levels, resource_definition
 from nailgun_ext_configdb.models import Component, Environment, EnvironmentComponent, ResourceDefinition
@@ -20,20 +20,15 @@ def to_dict(environment):
             "revision": environment.revision}
 
 
-def all_environments():
+def list_all():
     return db.scalars(sa.select(Environment).options(orm.selectinload(Environment.component_links))
                       .order_by(Environment.id)).all()
 
 
 def get(environment_id, lock=False):
     """The environment, locked against concurrent writes when ``lock``; 404 if there is none."""
-    parsed = parse_id(environment_id)
-    environment = db.get(Environment, parsed, with_for_update=True if lock else None,
-                         populate_existing=lock) if parsed else None
-    if environment is None:
-        raise errors.ObjectNotFound(
-            "Cannot find an environment with the given identifier {0}".format(environment_id))
-    return environment
+    return get_or_404(Environment, environment_id,
+                      "Cannot find an environment with the given identifier {0}".format(environment_id), lock=lock)
 
 
 def _component_ids(refs):
@@ -118,3 +113,9 @@ def resource(environment, ref):
         raise errors.Conflict("Data source {0} is defined by more than one component of environment {1}".format(
             ref, environment.id))
     return found[0]
+
+
+def delete(environment):
+    """The environment and every document stored in it go."""
+    db.delete(environment)
+    db.flush()

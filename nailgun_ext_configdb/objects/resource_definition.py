@@ -9,8 +9,8 @@ import jsonschema
 import sqlalchemy as sa
 
 from nailgun_host import errors
-from nailgun_host.db import db
-from nailgun_host.validation import check_storable, parse_id, validate_schema
+from nailgun_host.db import db, get_or_404
+from nailgun_host.validation import check_storable, validate_schema
 from nailgun_ext_configdb.models import Component, EnvironmentComponent, ResourceDefinition
 
 
@@ -41,12 +41,16 @@ def to_dict(resource):
             "content": resource.content}
 
 
-def get(resource_id):
-    parsed = parse_id(resource_id)
-    resource = db.get(ResourceDefinition, parsed) if parsed else None
-    if resource is None:
-        raise errors.ObjectNotFound("Resource definition {0} not found".format(resource_id))
-    return resource
+def get(resource_id, lock=False):
+    return get_or_404(ResourceDefinition, resource_id, "Resource definition {0} not found".format(resource_id),
+                      lock=lock)
+
+
+def list_all(component_id=None):
+    statement = sa.select(ResourceDefinition).order_by(ResourceDefinition.id)
+    if component_id is not None:
+        statement = statement.filter_by(component_id=component_id)
+    return db.scalars(statement).all()
 
 
 def check_unique_names(component_ids=None, environment_ids=None):
@@ -83,7 +87,8 @@ def _check_component(component_id):
         raise errors.ObjectNotFound("Component {0} not found".format(component_id))
 
 
-def create(component_id, data):
+def create(data):
+    component_id = data["component_id"]
     _check_component(component_id)
     check_name_free(component_id, data["name"])
     resource = ResourceDefinition(name=data["name"], component_id=component_id,
@@ -108,3 +113,9 @@ def update(resource, data):
     return resource
 
 
+
+
+def delete(resource):
+    """The definition and every document stored for it go."""
+    db.delete(resource)
+    db.flush()

@@ -1,8 +1,8 @@
 """Handlers of the upgrade resources under /clusters/<id>/upgrade."""
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, get_object_or_404, json_body, set_status
+from nailgun_host.api.base import BaseHandler, json_body, set_status
 from nailgun_host.db import db
-from nailgun_host.db.models import Cluster, Release
+from nailgun_host.db.models import Cluster
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import network
 from nailgun_host.objects import node as node_obj
@@ -14,8 +14,7 @@ from nailgun_ext_upgrade.objects import upgrade
 SUB_RESOURCES = ("clone", "assign", "vips", "clone_release/<release_id>")
 
 
-def get_cluster(cluster_id):
-    return get_object_or_404(Cluster, cluster_id, "Cluster not found")
+get_cluster = cluster_obj.get
 
 
 class ClusterUpgradeHandler(BaseHandler):
@@ -68,7 +67,7 @@ class CopyVIPsHandler(BaseHandler):
 class CreateUpgradeReleaseHandler(BaseHandler):
     def POST(self, cluster_id, release_id):
         """A copy of a release keeping the orig's network role mappings; 200 with the release."""
-        base = get_object_or_404(Release, release_id, "Release not found")
+        base = release_obj.get(release_id)
         orig = get_cluster(cluster_id)
         validators.check_upgrade_release_name(upgrade.upgrade_release_name(orig, base))
         return release_obj.to_dict(upgrade.clone_release(orig, base))

@@ -17,7 +17,6 @@ import urllib.parse
 import web
 
 from nailgun_host import errors, validation
-from nailgun_host.db import db
 from nailgun_host.settings import settings
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -144,15 +143,6 @@ def filter_by_cluster(statement, column):
 
 # -- handlers --------------------------------------------------------------------------------
 
-def get_object_or_404(model, object_id, message=None, lock=False):
-    """The row of ``model`` with that id (locked FOR UPDATE when ``lock``); 404 when none."""
-    parsed = validation.parse_id(object_id)
-    found = db.get(model, parsed, with_for_update=True if lock else None) if parsed else None
-    if found is None:
-        raise errors.ObjectNotFound(message or "{0} not found".format(model.__name__))
-    return found
-
-
 class BaseHandler:
     """Base of every handler: a JSON 405 for missing methods, OPTIONS from what is defined."""
 
@@ -174,3 +164,54 @@ class BaseHandler:
         if "GET" in allowed:
             allowed.insert(allowed.index("GET") + 1, "HEAD")
         return allowed
+
+
+class CollectionHandler(BaseHandler):
+    """A collection URL: GET lists ``objects.list_all(**filters())``, POST creates one (201).
+
+    ``objects`` is the domain module (``to_dict``, ``list_all``, ``create``); a body is
+    valid for ``create_schema``.
+    """
+
+    objects = None
+    create_schema = None
+
+    def filters(self):
+        """Keyword arguments for ``objects.list_all`` read from the query string."""
+        return {}
+
+    def respond(self, data):
+        return data
+
+    def GET(self):
+        return self.respond([self.objects.to_dict(o) for o in self.objects.list_all(**self.filters())])
+
+    def POST(self):
+        created = self.objects.create(json_body(self.create_schema))
+        set_status(201)
+        return self.objects.to_dict(created)
+
+
+class ItemHandler(BaseHandler):
+    """An object's URL: GET shows it, PUT changes it under a row lock, DELETE removes it (204).
+
+    ``objects`` is the domain module (``to_dict``, ``get``, ``update``, ``delete``); a PUT
+    body is valid for ``update_schema``.
+    """
+
+    objects = None
+    update_schema = None
+
+    def respond(self, data):
+        return data
+
+    def GET(self, object_id):
+        return self.respond(self.objects.to_dict(self.objects.get(object_id)))
+
+    def PUT(self, object_id):
+        found = self.objects.get(object_id, lock=True)
+        return self.objects.to_dict(self.objects.update(found, json_body(self.update_schema)))
+
+    def DELETE(self, object_id):
+        self.objects.delete(self.objects.get(object_id))
+        set_status(204)

@@ -1,43 +1,24 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
 from nailgun_host import errors, extensions, schemas
-from nailgun_host.api.base import BaseHandler, get_object_or_404, id_list_param, json_body, query, set_status
-from nailgun_host.db import db
-from nailgun_host.db.models import Cluster
+from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param, json_body,
+                                   query, set_status)
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import serializers
 from nailgun_host.objects import task as task_obj
 
 
-def get_cluster(cluster_id):
-    return get_object_or_404(Cluster, cluster_id)
+get_cluster = cluster_obj.get
 
 
-class ClusterCollectionHandler(BaseHandler):
-    def GET(self):
-        return [cluster_obj.to_dict(c) for c in db.query(Cluster).order_by(Cluster.id)]
-
-    def POST(self):
-        data = json_body(schemas.CLUSTER_CREATE)
-        release_id = data.get("release_id", data.get("release"))
-        if release_id is None:
-            raise errors.InvalidData("'release_id' is a required property")
-        cluster = cluster_obj.create(dict(data, release_id=release_id))
-        set_status(201)
-        return cluster_obj.to_dict(cluster)
+class ClusterCollectionHandler(CollectionHandler):
+    objects = cluster_obj
+    create_schema = schemas.CLUSTER_CREATE
 
 
-class ClusterHandler(BaseHandler):
-    def GET(self, cluster_id):
-        return cluster_obj.to_dict(get_cluster(cluster_id))
-
-    def PUT(self, cluster_id):
-        cluster = get_cluster(cluster_id)
-        return cluster_obj.to_dict(cluster_obj.update(cluster, json_body(schemas.CLUSTER_UPDATE)))
-
-    def DELETE(self, cluster_id):
-        cluster_obj.delete(get_cluster(cluster_id))
-        set_status(204)
+class ClusterHandler(ItemHandler):
+    objects = cluster_obj
+    update_schema = schemas.CLUSTER_UPDATE
 
 
 class ClusterAttributesHandler(BaseHandler):

@@ -1,28 +1,22 @@
 """/nodes: discovered servers, their interfaces and disks."""
 from nailgun_host import errors, extensions, schemas
-from nailgun_host.api.base import BaseHandler, get_object_or_404, id_list_param, json_body, query, set_status
-from nailgun_host.db.models import Node
+from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param, id_param,
+                                   json_body, query, set_status)
 from nailgun_host.objects import node as node_obj
 
-
-def get_node(node_id):
-    return get_object_or_404(Node, node_id, node_obj.NOT_FOUND.format(node_id))
+get_node = node_obj.get
 
 
-class NodeCollectionHandler(BaseHandler):
-    def GET(self):
-        nodes = node_obj.query().order_by(Node.id)
+class NodeCollectionHandler(CollectionHandler):
+    objects = node_obj
+    create_schema = schemas.NODE_CREATE
+
+    def filters(self):
+        """``?cluster_id=N``: the cluster's nodes; ``?cluster_id=`` (or null, None): unassigned ones."""
         cluster_id = query().get("cluster_id")
-        if cluster_id in ("", "null", "None"):
-            nodes = nodes.filter(Node.cluster_id.is_(None))
-        elif cluster_id is not None:
-            nodes = nodes.filter(Node.cluster_id.in_(id_list_param("cluster_id")[:1]))
-        return [node_obj.to_dict(n) for n in nodes]
-
-    def POST(self):
-        node = node_obj.create(json_body(schemas.NODE_CREATE))
-        set_status(201)
-        return node_obj.to_dict(node)
+        if cluster_id is None:
+            return {}
+        return {"cluster_id": None if cluster_id in ("", "null", "None") else id_param("cluster_id")}
 
     def PUT(self):
         data = json_body(schemas.NODES_UPDATE)
@@ -40,16 +34,9 @@ class NodeCollectionHandler(BaseHandler):
         set_status(204)
 
 
-class NodeHandler(BaseHandler):
-    def GET(self, node_id):
-        return node_obj.to_dict(get_node(node_id))
-
-    def PUT(self, node_id):
-        return node_obj.to_dict(node_obj.update(get_node(node_id), json_body(schemas.NODE_UPDATE)))
-
-    def DELETE(self, node_id):
-        node_obj.delete(get_node(node_id))
-        set_status(204)
+class NodeHandler(ItemHandler):
+    objects = node_obj
+    update_schema = schemas.NODE_UPDATE
 
 
 class NodeInterfacesHandler(BaseHandler):

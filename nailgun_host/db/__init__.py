@@ -11,6 +11,9 @@ import sqlalchemy as sa
 from sqlalchemy import event, orm
 from sqlalchemy.dialects.postgresql import JSONB
 
+from nailgun_host import errors
+from nailgun_host.validation import parse_id
+
 db = orm.scoped_session(orm.sessionmaker(autoflush=True, expire_on_commit=False))
 
 #: JSON documents: JSONB on PostgreSQL, JSON text elsewhere.
@@ -23,9 +26,20 @@ class Base(orm.DeclarativeBase):
     type_annotation_map = {dict: JSONType, list: JSONType}
 
 
+def get_or_404(model, object_id, message=None, lock=False):
+    """The row of ``model`` that ``object_id`` (a URL segment or an int) names; 404 when none.
+
+    ``lock`` takes the row FOR UPDATE and reloads it, so a writer sees what the one
+    before it committed. An id outside the id rule names nothing (404, not a database error).
+    """
+    parsed = parse_id(object_id)
+    found = db.get(model, parsed, with_for_update=True if lock else None, populate_existing=lock) if parsed else None
+    if found is None:
+        raise errors.ObjectNotFound(message or "{0} not found".format(model.__name__))
+    return found
+
+
 _engine = None
-
-
 _request = threading.local()
 
 

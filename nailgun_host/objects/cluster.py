@@ -2,7 +2,7 @@
 import copy
 
 from nailgun_host import errors, extensions
-from nailgun_host.db import db
+from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Node, NodeGroup, Release
 from nailgun_host.objects import network, pending_changes
 from nailgun_host.objects import node as node_obj
@@ -21,11 +21,23 @@ def check_name_free(name, exclude_id=None):
         raise errors.AlreadyExists("Environment with this name '{0}' already exists.".format(name))
 
 
+def get(cluster_id, lock=False):
+    return get_or_404(Cluster, cluster_id, lock=lock)
+
+
+def list_all():
+    return db.query(Cluster).order_by(Cluster.id).all()
+
+
 def create(data):
-    """A cluster on its release: default node group, networks, generated attributes."""
-    release = db.get(Release, data["release_id"])
+    """A cluster on its release (``release_id``, or Nailgun's older ``release``): default node
+    group, networks, generated attributes."""
+    release_id = data.get("release_id", data.get("release"))
+    if release_id is None:
+        raise errors.InvalidData("'release_id' is a required property")
+    release = db.get(Release, release_id)
     if release is None:
-        raise errors.ObjectNotFound("Release with id {0} not found".format(data["release_id"]))
+        raise errors.ObjectNotFound("Release with id {0} not found".format(release_id))
     check_name_free(data["name"])
     net_provider = data.get("net_provider", "neutron")
     cluster = Cluster(

@@ -2,7 +2,7 @@
 from sqlalchemy import orm
 
 from nailgun_host import errors, extensions
-from nailgun_host.db import db
+from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, IPAddr, Node, NodeInterface
 from nailgun_host.objects import network, pending_changes
 from nailgun_host.objects.roles import validate_roles
@@ -21,6 +21,19 @@ def query():
     return db.query(Node).options(
         orm.selectinload(Node.ip_addrs).joinedload(IPAddr.network_data),
         orm.selectinload(Node.interfaces).selectinload(NodeInterface.assigned_networks))
+
+
+def get(node_id, lock=False):
+    return get_or_404(Node, node_id, NOT_FOUND.format(node_id), lock=lock)
+
+
+def list_all(**filters):
+    """Every node, or with ``cluster_id`` those of one cluster (None: the unassigned ones)."""
+    nodes = query().order_by(Node.id)
+    if "cluster_id" in filters:
+        nodes = nodes.filter(Node.cluster_id.is_(None) if filters["cluster_id"] is None
+                             else Node.cluster_id == filters["cluster_id"])
+    return nodes.all()
 
 
 def get_many(ids):

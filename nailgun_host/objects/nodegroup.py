@@ -1,8 +1,17 @@
 """Node groups (racks): each has its own copy of the cluster's networks."""
 from nailgun_host import errors, extensions
-from nailgun_host.db import db
+from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import NodeGroup
 from nailgun_host.objects import network
+
+
+def get(group_id, lock=False):
+    return get_or_404(NodeGroup, group_id, lock=lock)
+
+
+def list_all(cluster_id=None):
+    groups = db.query(NodeGroup).order_by(NodeGroup.id)
+    return groups.all() if cluster_id is None else groups.filter(NodeGroup.cluster_id == cluster_id).all()
 
 
 def create(cluster, name):
@@ -16,7 +25,9 @@ def create(cluster, name):
     return group
 
 
-def rename(group, name):
+def update(group, data):
+    """Rename the group (the only field that changes)."""
+    name = data["name"]
     if db.query(NodeGroup.id).filter(NodeGroup.cluster_id == group.cluster_id, NodeGroup.name == name,
                                      NodeGroup.id != group.id).first():
         raise errors.AlreadyExists("Node group '{0}' already exists".format(name))

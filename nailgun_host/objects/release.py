@@ -6,7 +6,7 @@ import re
 import yaml
 
 from nailgun_host import errors
-from nailgun_host.db import db
+from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.settings import settings
 
@@ -60,6 +60,15 @@ def is_deployable(release, feature_groups=()):
     if release.state == "available":
         return True
     return release.state == "manageonly" and "experimental" in feature_groups
+
+
+def get(release_id, lock=False):
+    return get_or_404(Release, release_id, lock=lock)
+
+
+def list_all():
+    """Every release, newest first."""
+    return sorted(db.query(Release).all(), key=version_key, reverse=True)
 
 
 def check_unique(name, version, release=None):

@@ -8,7 +8,7 @@ the cluster on.
 import datetime
 
 from nailgun_host import errors
-from nailgun_host.db import db
+from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Node, Task
 from nailgun_host.objects import network, serializers
 from nailgun_host.orchestrator import get_orchestrator
@@ -26,6 +26,15 @@ NODE_ERROR_TYPE = {"provision": "provision", "deployment": "deploy"}
 
 def _now():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def get(task_id, lock=False):
+    return get_or_404(Task, task_id, lock=lock)
+
+
+def list_all(cluster_id=None):
+    tasks = db.query(Task).order_by(Task.id)
+    return tasks.all() if cluster_id is None else tasks.filter(Task.cluster_id == cluster_id).all()
 
 
 def check_no_running_task(cluster):

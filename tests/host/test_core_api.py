@@ -1,8 +1,12 @@
 """The core objects through the REST API: releases, clusters, nodes, networks, tasks."""
 import ipaddress
 
+import pytest
+
+from nailgun_host import errors
 from nailgun_host.db.models import Cluster, IPAddr, Task
 from nailgun_host.objects import release as release_obj
+from nailgun_host.objects import task as task_obj
 
 
 def test_releases_are_ordered_by_real_versions(app, env):
@@ -214,3 +218,57 @@ def test_node_macs_are_unique(app, env):
     node = env.create_node()
     response = app.post_json("/api/v1/nodes/", {"mac": node["mac"].upper()}, status=409)
     assert "already exists" in response.json["message"]
+
+
+def _receive(session, response):
+    """The orchestrator's answer, in a transaction of its own as Astute's would be."""
+    try:
+        return task_obj.to_dict(task_obj.receive(response))
+    finally:
+        session.commit()
+
+
+def test_the_orchestrator_answer_finishes_provisioning(app, env, session):
+    cluster = env.create_cluster()
+    node = env.create_node(cluster_id=cluster["id"], roles=["controller"])
+    task = app.put("/api/v1/clusters/{0}/provision/".format(cluster["id"]), status=202).json
+    running = _receive(session, {"task_uuid": task["uuid"], "status": "running", "progress": 40})
+    assert (running["status"], running["progress"], running["time_end"]) == ("running", 40, None)
+    app.put("/api/v1/clusters/{0}/provision/".format(cluster["id"]), status=409)
+    done = _receive(session, {"task_uuid": task["uuid"], "status": "ready"})
+    assert (done["status"], done["progress"]) == ("ready", 100) and done["time_end"]
+    assert env.get_node(node["id"])["status"] == "provisioned"
+    assert app.get("/api/v1/clusters/{0}/".format(cluster["id"])).json["status"] == "partially_deployed"
+    assert app.get("/api/v1/tasks/{0}/".format(task["id"])).json == done
+
+
+def test_the_orchestrator_answer_finishes_a_deployment_or_fails_it(app, env, session):
+    cluster = env.create_cluster()
+    deployed = env.create_node(cluster_id=cluster["id"], pending_roles=["controller"], status="provisioned")
+    task = app.put("/api/v1/clusters/{0}/deploy/".format(cluster["id"]), status=202).json
+    _receive(session, {"task_uuid": task["uuid"], "status": "ready"})
+    node = env.get_node(deployed["id"])
+    assert (node["status"], node["roles"], node["pending_roles"], node["pending_addition"]) == (
+        "ready", ["controller"], [], False)
+    assert app.get("/api/v1/clusters/{0}/".format(cluster["id"])).json["status"] == "operational"
+    failing = env.create_node(cluster_id=cluster["id"], pending_roles=["compute"], status="provisioned")
+    task = app.put("/api/v1/clusters/{0}/deploy/?nodes={1}".format(cluster["id"], failing["id"]), status=202).json
+    _receive(session, {"task_uuid": task["uuid"], "status": "error", "message": "puppet failed"})
+    node = env.get_node(failing["id"])
+    assert (node["status"], node["error_type"]) == ("error", "deploy")
+    assert env.get_node(deployed["id"])["status"] == "ready"
+    assert app.get("/api/v1/clusters/{0}/".format(cluster["id"])).json["status"] == "error"
+    assert app.get("/api/v1/tasks/{0}/".format(task["id"])).json["message"] == "puppet failed"
+
+
+@pytest.mark.parametrize("response, status", [
+    ({"task_uuid": "no-such-task", "status": "ready"}, 404), ({"status": "finished"}, 400)])
+def test_the_orchestrator_answer_names_a_known_task_and_status(app, env, session, response, status):
+    cluster = env.create_cluster()
+    env.create_node(cluster_id=cluster["id"], roles=["controller"])
+    task = app.put("/api/v1/clusters/{0}/provision/".format(cluster["id"]), status=202).json
+    with pytest.raises(errors.NailgunError) as raised:
+        _receive(session, dict({"task_uuid": task["uuid"]}, **response))
+    assert raised.value.status == status
+    session.rollback()
+    assert app.get("/api/v1/tasks/{0}/".format(task["id"])).json["status"] == "pending"

@@ -12,7 +12,8 @@ import uuid
 import pytest
 import yaml
 
-from nailgun_host.db.models import Cluster, Node, Task
+from nailgun_host.db.models import Cluster, Task
+from nailgun_host.objects import task as task_obj
 from nailgun_ext_upgrade.models import UpgradeRelation
 
 FUEL_EXT = os.path.join(os.path.dirname(sys.executable), "fuel-ext")
@@ -40,12 +41,10 @@ class CLI:
 
 
 def orchestrator_reports_provisioned(session, seed_id):
-    """What Astute's provision_resp does: the task is done and its nodes are provisioned."""
+    """Astute's provision_resp through the orchestrator seam: the task is done, its nodes provisioned."""
     session.expire_all()
     task = session.query(Task).filter_by(cluster_id=seed_id, name="provision", status="pending").one()
-    task.status, task.progress = "ready", 100
-    for node in session.query(Node).filter_by(cluster_id=seed_id, status="provisioning"):
-        node.status = "provisioned"
+    task_obj.receive({"task_uuid": task.uuid, "status": "ready"})
     session.commit()
 
 
