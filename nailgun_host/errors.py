@@ -34,10 +34,6 @@ class MethodNotAllowed(NailgunError):
         super().__init__(message, errors, {"Allow": ", ".join(allowed)})
 
 
-class NotAcceptable(NailgunError):
-    status = 406
-
-
 class AlreadyExists(NailgunError):
     status = 409
 

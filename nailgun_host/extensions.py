@@ -201,13 +201,6 @@ def set_extensions(extensions):
         _extensions = None if extensions is None else list(extensions)
 
 
-def get_extension(name):
-    for extension in get_all_extensions():
-        if extension.name == name:
-            return extension
-    raise errors.InvalidData("No such extensions: {0}".format(name))
-
-
 def extensions_for(cluster):
     """The loaded extensions that a cluster enables, in load order."""
     enabled = set(cluster.extensions or [])

@@ -105,12 +105,8 @@ def query():
             urllib.parse.parse_qs(web.ctx.env.get("QUERY_STRING", ""), keep_blank_values=True).items()}
 
 
-def query_param(name, default=None):
-    return query().get(name, default)
-
-
 def id_param(name, required=False):
-    """An id in the query string (``?cluster_id=3``); 400 unless it follows the id rule."""
+    """An id or version number in the query string (``?cluster_id=3``); 400 unless it follows the id rule."""
     value = query().get(name)
     if value is None:
         if required:
@@ -118,7 +114,7 @@ def id_param(name, required=False):
         return None
     parsed = validation.parse_id(value)
     if parsed is None:
-        raise errors.InvalidData("The query parameter {0} must be an id (1 to {1})".format(
+        raise errors.InvalidData("The query parameter {0} must be a whole number from 1 to {1}".format(
             name, validation.MAX_ID))
     return parsed
 
@@ -133,12 +129,6 @@ def id_list_param(name):
                 raise errors.InvalidData("'{0}' must be a comma-separated list of ids".format(name))
             ids.append(parsed)
     return ids
-
-
-def filter_by_cluster(statement, column):
-    """Apply ``?cluster_id=N`` to a list query, when it is given."""
-    cluster_id = id_param("cluster_id")
-    return statement if cluster_id is None else statement.filter(column == cluster_id)
 
 
 # -- handlers --------------------------------------------------------------------------------
