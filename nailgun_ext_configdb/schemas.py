@@ -58,4 +58,3 @@ REVERT = {
     "required": ["version"],
     "additionalProperties": False,
 }
-

@@ -59,7 +59,7 @@ def serve(argv=None):
 
     from nailgun_host.app import build_wsgi
 
-    print("Nailgun API on http://{0}:{1}/api/v1 ({2})".format(args.host, args.port, db.get_engine().url.render_as_string()),
-          file=sys.stderr, flush=True)
+    print("Nailgun API on http://{0}:{1}/api/v1 ({2})".format(
+        args.host, args.port, db.get_engine().url.render_as_string()), file=sys.stderr, flush=True)
     web.httpserver.runsimple(build_wsgi(), (args.host, args.port))
     return 0

@@ -51,7 +51,7 @@ class Target:
         if self.kind == VALUES:
             resource_definition.validate_values(self.resource, data)
         return document_obj.write(self.environment, self.resource.id, self.path, self.kind, data, author(),
-                             document=document)
+                                  document=document)
 
     def effective_tag(self, params):
         """A strong ETag of an effective GET, from the versions it merges rather than its body.
@@ -61,7 +61,7 @@ class Target:
         state = [web.ctx.path, sorted(params.items()), self.environment.id,
                  self.environment.created_at.isoformat(), self.path,
                  [list(head) for head in document_obj.heads(self.environment.id, self.resource.id,
-                                                         levels.prefixes(self.pairs))]]
+                                                            levels.prefixes(self.pairs))]]
         return etag(canonical(state))
 
     def effective(self, version=None):

@@ -113,8 +113,6 @@ def update(resource, data):
     return resource
 
 
-
-
 def delete(resource):
     """The definition and every document stored for it go."""
     db.delete(resource)

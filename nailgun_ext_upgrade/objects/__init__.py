@@ -1,1 +1,2 @@
-"""The extension's domain: upgrade relations, the upgrade itself (clone, move, VIPs, releases) and the environment model."""
+"""The extension's domain: upgrade relations, the upgrade itself (clone, move nodes, VIPs,
+releases) and the environment model."""

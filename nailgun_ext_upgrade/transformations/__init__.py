@@ -64,4 +64,3 @@ class Manager:
                 for function in functions:
                     data = function(data)
         return data
-

@@ -61,5 +61,3 @@ def merge_dicts(base, update):
         else:
             result[key] = copy.deepcopy(value)
     return result
-
-

@@ -13,6 +13,7 @@ from nailgun_host.settings import settings
 STATUSES = ("new", "deployment", "stopped", "operational", "error", "remove", "partially_deployed")
 NET_PROVIDERS = ("neutron", "nova_network")
 
+
 def check_name_free(name, exclude_id=None):
     query = db.query(Cluster.id).filter(Cluster.name == name)
     if exclude_id is not None:

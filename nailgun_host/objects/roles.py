@@ -32,5 +32,3 @@ def _restriction_holds(condition, values):
     section, _, key = left[len("settings:"):-len(".value")].partition(".")
     literal = {"true": True, "false": False, "null": None}.get(right, right.strip("'\""))
     return values.get(section, {}).get(key) == literal
-
-
