@@ -9,14 +9,12 @@
   ``nailgun-api`` on an empty database, and prints what the README prints (``…`` stands
   for any text). The blocks of one ``##`` section form one session on one server.
 """
-import contextlib
 import os
 import re
 import selectors
 import shlex
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -328,21 +326,24 @@ def test_console_session_runs_as_printed(title, migrated_db, db_url, tmp_path):
     steps = console_sessions().get(title)
     assert steps, "no console session in README section " + title
     server = LiveServer(db_url, migrate=True)
-    address = "127.0.0.1:{0}".format(server.port)
-    env = {key: value for key, value in os.environ.items()
-           if key not in CLIENT_DEFAULTS and key not in ("FUELCLIENT_CUSTOM_SETTINGS", "XDG_CONFIG_HOME")}
-    env.update(HOME=str(tmp_path), PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
-               SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port), LC_ALL="C.UTF-8")
-    shell = Shell(tmp_path, env)
     try:
-        for command, expected in steps:
-            actual = shell.run(command.replace(README_ADDRESS, address))
-            expected = expected.replace(README_ADDRESS, address)
-            assert output_matches(expected, actual), (
-                "README command printed something else\n$ {0}\n--- README:\n{1}\n--- real:\n{2}".format(
-                    command, expected, actual))
+        address = "127.0.0.1:{0}".format(server.port)
+        # The client settings come from SERVER_ADDRESS/SERVER_PORT only, never from the caller's files.
+        env = {key: value for key, value in os.environ.items()
+               if key not in CLIENT_DEFAULTS and key not in ("FUELCLIENT_CUSTOM_SETTINGS", "XDG_CONFIG_HOME")}
+        env.update(HOME=str(tmp_path), PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
+                   SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port), LC_ALL="C.UTF-8")
+        shell = Shell(tmp_path, env)
+        try:
+            for command, expected in steps:
+                actual = shell.run(command.replace(README_ADDRESS, address))
+                expected = expected.replace(README_ADDRESS, address)
+                assert output_matches(expected, actual), (
+                    "README command printed something else\n$ {0}\n--- README:\n{1}\n--- real:\n{2}".format(
+                        command, expected, actual))
+        finally:
+            shell.close()
     finally:
-        shell.close()
         server.stop()
 
 
