@@ -22,7 +22,7 @@ DEFAULTS = {
     },
     "FEATURE_GROUPS": [],
     "CLUSTER_UPGRADE": {"transformations": {}},
-    "CONFIGDB": {},
+    "CONFIGDB": {"max_versions": 100},  # versions kept per document; 0 keeps all
     "AUTH": {"enabled": False},
 }
 
