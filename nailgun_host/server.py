@@ -55,11 +55,17 @@ def serve(argv=None):
         db.configure(url)
     else:
         prepare_database(url)
-    import web
+    from web.httpserver import LogMiddleware, WSGIServer
 
     from nailgun_host.app import build_wsgi
 
+    # Not web.httpserver.runsimple: it also serves ./static/ from the working directory,
+    # with directory listings and HTML errors. Only the API is served here.
+    server = WSGIServer((args.host, args.port), LogMiddleware(build_wsgi()))
     print("Nailgun API on http://{0}:{1}/api/v1 ({2})".format(
         args.host, args.port, db.get_engine().url.render_as_string()), file=sys.stderr, flush=True)
-    web.httpserver.runsimple(build_wsgi(), (args.host, args.port))
+    try:
+        server.start()
+    except KeyboardInterrupt:
+        server.stop()
     return 0

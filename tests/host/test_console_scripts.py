@@ -1,4 +1,5 @@
 """``nailgun-api`` and ``nailgun-syncdb`` as an operator runs them."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -9,26 +10,53 @@ import requests
 from tests.conftest import free_port
 
 
-def test_nailgun_api_serves_on_the_embedded_sqlite_default(tmp_path):
+def _environ(home):
     environ = {k: v for k, v in os.environ.items() if k not in ("NAILGUN_DB_URL", "NAILGUN_CONFIG")}
-    environ["HOME"] = str(tmp_path)
+    environ["HOME"] = str(home)
+    return environ
+
+
+@contextlib.contextmanager
+def nailgun_api(environ, cwd=None, args=()):
+    """``nailgun-api`` on a free port, once it answers: yields its base URL."""
     port = free_port()
     server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
-                               "--port", str(port)], env=environ,
+                               "--port", str(port)] + list(args), env=environ, cwd=cwd,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = "http://127.0.0.1:{0}".format(port)
     try:
-        deadline, answer = time.monotonic() + 30, None
-        while time.monotonic() < deadline and answer is None:
+        deadline = time.monotonic() + 30
+        while True:
             try:
-                answer = requests.get("http://127.0.0.1:{0}/api/v1/version".format(port), timeout=1)
+                requests.get(base + "/api/v1/version", timeout=1)
+                break
             except requests.ConnectionError:
+                assert time.monotonic() < deadline and server.poll() is None, "nailgun-api did not start"
                 time.sleep(0.2)
-        assert answer is not None and answer.headers["Content-Type"] == "application/json"
-        assert answer.json()["auth_required"] is False
-        assert (tmp_path / ".nailgun" / "nailgun.db").exists()
+        yield base
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_nailgun_api_serves_on_the_embedded_sqlite_default(tmp_path):
+    with nailgun_api(_environ(tmp_path)) as base:
+        answer = requests.get(base + "/api/v1/version", timeout=5)
+        assert answer.headers["Content-Type"] == "application/json"
+        assert answer.json()["auth_required"] is False
+        assert (tmp_path / ".nailgun" / "nailgun.db").exists()
+
+
+def test_nailgun_api_serves_only_the_api_not_the_working_directory(tmp_path):
+    """web.py's runsimple would serve ./static/ (files, listings, HTML 404s) next to the API."""
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "secret.txt").write_text("the file content")
+    with nailgun_api(_environ(tmp_path), cwd=tmp_path) as base:
+        for path in ("/static/secret.txt", "/static/", "/static/missing"):
+            answer = requests.get(base + path, timeout=5)
+            assert answer.status_code == 404, path
+            assert answer.headers["Content-Type"] == "application/json", path
+            assert "the file content" not in answer.text
 
 
 def test_syncdb_is_idempotent(tmp_path):
