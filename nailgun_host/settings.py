@@ -3,6 +3,10 @@
 The file is the one given by ``--config`` or ``NAILGUN_CONFIG``; the database URL
 may also come from ``NAILGUN_DB_URL``. Extensions read their own sections
 (``CLUSTER_UPGRADE``, ``CONFIGDB``) from the same object.
+
+Importing this module reads no file: ``settings`` holds the defaults until an entry
+point (``nailgun-api``, ``nailgun-syncdb``, ``nailgun_host.wsgi``) calls ``reload``,
+so ``--config`` is read instead of ``NAILGUN_CONFIG``, not after it.
 """
 import copy
 import os
@@ -49,4 +53,4 @@ class Settings(dict):
         return "sqlite:///" + self["SQLITE_PATH"]
 
 
-settings = Settings().reload()
+settings = Settings(copy.deepcopy(DEFAULTS))

@@ -7,5 +7,5 @@ from nailgun_host import db
 from nailgun_host.app import build_wsgi
 from nailgun_host.settings import settings
 
-db.configure(settings.database_url)
+db.configure(settings.reload().database_url)
 application = build_wsgi()

@@ -72,3 +72,18 @@ def test_syncdb_is_idempotent(tmp_path):
         admin = connection.execute(sa.text("SELECT count(*) FROM network_groups WHERE name='fuelweb_admin'"))
         assert admin.scalar() == 1
     engine.dispose()
+
+
+def _run(script, args, environ):
+    return subprocess.run([sys.executable, "-c", "from nailgun_host.server import {0}; {0}()".format(script)]
+                          + list(args), env=environ, capture_output=True, text=True)
+
+
+def test_config_option_is_read_instead_of_nailgun_config(tmp_path):
+    """``--config`` overrides ``NAILGUN_CONFIG``: a file that variable names is not even opened."""
+    config = tmp_path / "nailgun.yaml"
+    config.write_text("DNS_DOMAIN: example.com\n")
+    environ = dict(_environ(tmp_path), NAILGUN_CONFIG=str(tmp_path / "missing.yaml"))
+    assert _run("serve", ["--help"], environ).returncode == 0
+    result = _run("syncdb", ["--config", str(config), "--db-url", "sqlite:///" + str(tmp_path / "n.db")], environ)
+    assert result.returncode == 0, result.stderr
