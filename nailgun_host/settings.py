@@ -40,7 +40,10 @@ class Settings(dict):
         path = path or os.environ.get("NAILGUN_CONFIG")
         if path:
             with open(path) as stream:
-                self.update(yaml.safe_load(stream) or {})
+                loaded = yaml.safe_load(stream) or {}
+            if not isinstance(loaded, dict):
+                raise ValueError("{0} is not a YAML mapping of setting names".format(path))
+            self.update(loaded)
         if os.environ.get("NAILGUN_DB_URL"):
             self["DATABASE_URL"] = os.environ["NAILGUN_DB_URL"]
         self.update(overrides or {})

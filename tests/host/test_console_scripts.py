@@ -87,3 +87,24 @@ def test_config_option_is_read_instead_of_nailgun_config(tmp_path):
     assert _run("serve", ["--help"], environ).returncode == 0
     result = _run("syncdb", ["--config", str(config), "--db-url", "sqlite:///" + str(tmp_path / "n.db")], environ)
     assert result.returncode == 0, result.stderr
+
+
+def test_an_operators_mistake_is_one_line_not_a_traceback(tmp_path):
+    environ = _environ(tmp_path)
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- DNS_DOMAIN\n")
+    db_url = "sqlite:///" + str(tmp_path / "n.db")
+    for script, args, message in [
+            ("syncdb", ["--config", str(tmp_path / "missing.yaml")], "cannot read the settings file: "),
+            ("syncdb", ["--config", str(listed)], "is not a YAML mapping of setting names"),
+            ("syncdb", ["--db-url", "nosuchdialect://x"], "the database URL nosuchdialect://x is not valid"),
+            ("syncdb", ["--db-url", "sqlite:///" + str(listed / "n.db")], "cannot use the database "),
+    ]:
+        result = _run(script, args + ([] if "--db-url" in args else ["--db-url", db_url]), environ)
+        assert result.returncode == 1, (args, result.stderr)
+        assert "Traceback" not in result.stderr and message in result.stderr, (args, result.stderr)
+    with nailgun_api(environ, args=["--db-url", db_url]) as base:
+        result = _run("serve", ["--db-url", db_url, "--port", base.rsplit(":", 1)[1]], environ)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "nailgun-api: error: cannot listen on 127.0.0.1:" in result.stderr
