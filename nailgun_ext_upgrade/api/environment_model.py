@@ -1,17 +1,17 @@
 """Handler of the environment model: GET it whole or by RFC 6901 path, PATCH it with RFC 6902."""
 from nailgun_host import errors
 from nailgun_host.api.base import BaseHandler, json_body
+from nailgun_host.objects import cluster as cluster_obj
 from nailgun_ext_upgrade import schemas
-from nailgun_ext_upgrade.api.upgrade import get_cluster
 from nailgun_ext_upgrade.objects import environment_model
 
 
 class ClusterModelHandler(BaseHandler):
     def GET(self, cluster_id, path=None):
-        return environment_model.section(environment_model.build(get_cluster(cluster_id)), path)
+        return environment_model.section(environment_model.build(cluster_obj.get(cluster_id)), path)
 
     def PATCH(self, cluster_id, path=None):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         if path and path.strip("/"):
             raise errors.MethodNotAllowed("A patch applies to the whole model: PATCH /clusters/{0}/model".format(
                 cluster.id), ["GET"])

@@ -14,14 +14,11 @@ from nailgun_ext_upgrade.objects import upgrade
 SUB_RESOURCES = ("clone", "assign", "vips", "clone_release/<release_id>")
 
 
-get_cluster = cluster_obj.get
-
-
 class ClusterUpgradeHandler(BaseHandler):
     """The root of the upgrade resources: no single-click upgrade yet, so nothing to do here."""
 
     def _not_implemented(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         raise errors.ObjectNotFound(
             "No method is implemented for the upgrade of environment {0} as a whole; use its "
             "sub-resources: {1}".format(cluster.id, ", ".join(SUB_RESOURCES)),
@@ -33,7 +30,7 @@ class ClusterUpgradeHandler(BaseHandler):
 class ClusterUpgradeCloneHandler(BaseHandler):
     def POST(self, cluster_id):
         """The orig's Upgrade Seed on a newer release; 200 with the seed (no secrets)."""
-        orig = get_cluster(cluster_id)
+        orig = cluster_obj.get(cluster_id)
         data = json_body(schemas.CLONE)
         new_release, attributes = validators.validate_clone(orig, data)
         seed = upgrade.clone_cluster(orig, data["name"], new_release, attributes)
@@ -43,7 +40,7 @@ class ClusterUpgradeCloneHandler(BaseHandler):
 class NodeReassignHandler(BaseHandler):
     def POST(self, cluster_id):
         """Orig nodes into the seed: 202 with the provisioning task, or 200 with the nodes."""
-        seed = get_cluster(cluster_id)
+        seed = cluster_obj.get(cluster_id)
         data = json_body(schemas.ASSIGN)
         orig, nodes, mapping = validators.validate_assign(seed, data)
         reprovision = data.get("reprovision", True)
@@ -58,7 +55,7 @@ class NodeReassignHandler(BaseHandler):
 class CopyVIPsHandler(BaseHandler):
     def POST(self, cluster_id):
         """The orig's VIPs copied to the seed; 200 with every VIP of the seed."""
-        seed = get_cluster(cluster_id)
+        seed = cluster_obj.get(cluster_id)
         relation = validators.seed_relation(seed)
         orig = db.get(Cluster, relation.orig_cluster_id)
         return [network.vip_to_dict(vip) for vip in upgrade.copy_vips(orig, seed)]
@@ -68,6 +65,6 @@ class CreateUpgradeReleaseHandler(BaseHandler):
     def POST(self, cluster_id, release_id):
         """A copy of a release keeping the orig's network role mappings; 200 with the release."""
         base = release_obj.get(release_id)
-        orig = get_cluster(cluster_id)
+        orig = cluster_obj.get(cluster_id)
         validators.check_upgrade_release_name(upgrade.upgrade_release_name(orig, base))
         return release_obj.to_dict(upgrade.clone_release(orig, base))

@@ -8,9 +8,6 @@ from nailgun_host.objects import serializers
 from nailgun_host.objects import task as task_obj
 
 
-get_cluster = cluster_obj.get
-
-
 class ClusterCollectionHandler(CollectionHandler):
     objects = cluster_obj
     create_schema = schemas.CLUSTER_CREATE
@@ -25,37 +22,37 @@ class ClusterAttributesHandler(BaseHandler):
     """Editable attributes only: generated ones (credentials) never leave the server."""
 
     def GET(self, cluster_id):
-        return {"editable": get_cluster(cluster_id).editable_attributes}
+        return {"editable": cluster_obj.get(cluster_id).editable_attributes}
 
     def PUT(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         cluster_obj.update_editable(cluster, json_body(schemas.ATTRIBUTES)["editable"], replace=True)
         return {"editable": cluster.editable_attributes}
 
     def PATCH(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         cluster_obj.update_editable(cluster, json_body(schemas.ATTRIBUTES)["editable"])
         return {"editable": cluster.editable_attributes}
 
 
 class ClusterAttributesDefaultsHandler(BaseHandler):
     def GET(self, cluster_id):
-        return {"editable": get_cluster(cluster_id).release.attributes_metadata.get("editable", {})}
+        return {"editable": cluster_obj.get(cluster_id).release.attributes_metadata.get("editable", {})}
 
 
 class ClusterExtensionsHandler(BaseHandler):
     def GET(self, cluster_id):
-        return get_cluster(cluster_id).extensions
+        return cluster_obj.get(cluster_id).extensions
 
     def PUT(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         names = json_body(schemas.EXTENSIONS)
         _check_known(names)
         cluster.extensions = sorted(set(cluster.extensions) | set(names))
         return cluster.extensions
 
     def DELETE(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         names = [n for n in query().get("extension_names", "").split(",") if n]
         if not names:
             raise errors.InvalidData("Extension names are required: ?extension_names=a,b")
@@ -75,7 +72,7 @@ class ClusterAssignmentHandler(BaseHandler):
     """POST [{"id": node, "roles": [...]}]: nodes join the cluster with pending roles."""
 
     def POST(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         data = json_body(schemas.ASSIGNMENT)
         for item, node in zip(data, node_obj.get_many([item["id"] for item in data])):
             if node.cluster_id is not None:
@@ -87,7 +84,7 @@ class ClusterAssignmentHandler(BaseHandler):
 
 class ClusterUnassignmentHandler(BaseHandler):
     def POST(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         nodes = node_obj.get_many([item["id"] for item in json_body(schemas.UNASSIGNMENT)])
         _check_in_cluster(nodes, cluster)
         for node in nodes:
@@ -119,7 +116,7 @@ def respond_with_task(task):
 
 class ClusterProvisionHandler(BaseHandler):
     def PUT(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         nodes = _selected_nodes(cluster, lambda n: n.pending_addition or n.status == "discover")
         if not nodes:
             raise errors.InvalidData("No nodes to provision in environment {0}".format(cluster.id))
@@ -128,7 +125,7 @@ class ClusterProvisionHandler(BaseHandler):
 
 class ClusterDeployHandler(BaseHandler):
     def PUT(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         nodes = _selected_nodes(cluster, lambda n: n.pending_addition or n.pending_roles
                                 or n.status in ("provisioned", "error"))
         if not nodes:
@@ -141,7 +138,7 @@ class ClusterDeploymentDefaultsHandler(BaseHandler):
     """GET the deployment info the orchestrator would get, per node, pipelines applied."""
 
     def GET(self, cluster_id):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         nodes = _selected_nodes(cluster, lambda n: True)
         info = serializers.deployment_info(cluster, nodes)
         return [dict(info["common"], **node) for node in info["nodes"]]

@@ -1,7 +1,7 @@
 """Network configuration and VIPs of a cluster."""
 from nailgun_host import errors, schemas
 from nailgun_host.api.base import BaseHandler, json_body
-from nailgun_host.api.clusters import get_cluster
+from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import network
 
 
@@ -9,7 +9,7 @@ class NetworkConfigurationHandler(BaseHandler):
     """GET/PUT /clusters/<id>/network_configuration/<neutron|nova_network>/."""
 
     def _cluster(self, cluster_id, provider):
-        cluster = get_cluster(cluster_id)
+        cluster = cluster_obj.get(cluster_id)
         if cluster.net_provider != provider:
             raise errors.InvalidData("Wrong net provider: environment {0} uses {1}".format(
                 cluster.id, cluster.net_provider))
@@ -26,4 +26,4 @@ class NetworkConfigurationHandler(BaseHandler):
 
 class ClusterVIPsHandler(BaseHandler):
     def GET(self, cluster_id):
-        return [network.vip_to_dict(v) for v in network.get_vips(get_cluster(cluster_id))]
+        return [network.vip_to_dict(v) for v in network.get_vips(cluster_obj.get(cluster_id))]

@@ -4,8 +4,6 @@ from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, 
                                    json_body, query, set_status)
 from nailgun_host.objects import node as node_obj
 
-get_node = node_obj.get
-
 
 class NodeCollectionHandler(CollectionHandler):
     objects = node_obj
@@ -20,7 +18,7 @@ class NodeCollectionHandler(CollectionHandler):
 
     def PUT(self):
         data = json_body(schemas.NODES_UPDATE)
-        nodes = [node_obj.update(get_node(item["id"]), item) for item in data]
+        nodes = [node_obj.update(node_obj.get(item["id"]), item) for item in data]
         return [node_obj.to_dict(n) for n in nodes]
 
     def DELETE(self):
@@ -41,17 +39,17 @@ class NodeHandler(ItemHandler):
 
 class NodeInterfacesHandler(BaseHandler):
     def GET(self, node_id):
-        return [node_obj.interface_to_dict(i) for i in get_node(node_id).interfaces]
+        return [node_obj.interface_to_dict(i) for i in node_obj.get(node_id).interfaces]
 
     def PUT(self, node_id):
-        node = get_node(node_id)
+        node = node_obj.get(node_id)
         node_obj.set_interfaces(node, json_body(schemas.INTERFACES))
         return [node_obj.interface_to_dict(i) for i in node.interfaces]
 
 
 class NodeDisksHandler(BaseHandler):
     def GET(self, node_id):
-        return get_node(node_id).volumes
+        return node_obj.get(node_id).volumes
 
     def PUT(self, node_id):
-        return node_obj.set_volumes(get_node(node_id), json_body(schemas.DISKS))
+        return node_obj.set_volumes(node_obj.get(node_id), json_body(schemas.DISKS))
