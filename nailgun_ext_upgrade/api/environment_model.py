@@ -11,7 +11,7 @@ class ClusterModelHandler(BaseHandler):
         return environment_model.section(environment_model.build(cluster_obj.get(cluster_id)), path)
 
     def PATCH(self, cluster_id, path=None):
-        cluster = cluster_obj.get(cluster_id)
+        cluster = cluster_obj.get(cluster_id, lock=True)
         if path and path.strip("/"):
             raise errors.MethodNotAllowed("A patch applies to the whole model: PATCH /clusters/{0}/model".format(
                 cluster.id), ["GET"])

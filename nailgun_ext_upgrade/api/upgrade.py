@@ -30,7 +30,7 @@ class ClusterUpgradeHandler(BaseHandler):
 class ClusterUpgradeCloneHandler(BaseHandler):
     def POST(self, cluster_id):
         """The orig's Upgrade Seed on a newer release; 200 with the seed (no secrets)."""
-        orig = cluster_obj.get(cluster_id)
+        orig = cluster_obj.get(cluster_id, lock=True)
         data = json_body(schemas.CLONE)
         new_release, attributes = validators.validate_clone(orig, data)
         seed = upgrade.clone_cluster(orig, data["name"], new_release, attributes)
@@ -40,7 +40,7 @@ class ClusterUpgradeCloneHandler(BaseHandler):
 class NodeReassignHandler(BaseHandler):
     def POST(self, cluster_id):
         """Orig nodes into the seed: 202 with the provisioning task, or 200 with the nodes."""
-        seed = cluster_obj.get(cluster_id)
+        seed = cluster_obj.get(cluster_id, lock=True)
         data = json_body(schemas.ASSIGN)
         orig, nodes, mapping = validators.validate_assign(seed, data)
         reprovision = data.get("reprovision", True)
@@ -55,7 +55,7 @@ class NodeReassignHandler(BaseHandler):
 class CopyVIPsHandler(BaseHandler):
     def POST(self, cluster_id):
         """The orig's VIPs copied to the seed; 200 with every VIP of the seed."""
-        seed = cluster_obj.get(cluster_id)
+        seed = cluster_obj.get(cluster_id, lock=True)
         relation = validators.seed_relation(seed)
         orig = db.get(Cluster, relation.orig_cluster_id)
         return [network.vip_to_dict(vip) for vip in upgrade.copy_vips(orig, seed)]

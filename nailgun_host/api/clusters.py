@@ -25,12 +25,12 @@ class ClusterAttributesHandler(BaseHandler):
         return {"editable": cluster_obj.get(cluster_id).editable_attributes}
 
     def PUT(self, cluster_id):
-        cluster = cluster_obj.get(cluster_id)
+        cluster = cluster_obj.get(cluster_id, lock=True)
         cluster_obj.update_editable(cluster, json_body(schemas.ATTRIBUTES)["editable"], replace=True)
         return {"editable": cluster.editable_attributes}
 
     def PATCH(self, cluster_id):
-        cluster = cluster_obj.get(cluster_id)
+        cluster = cluster_obj.get(cluster_id, lock=True)
         cluster_obj.update_editable(cluster, json_body(schemas.ATTRIBUTES)["editable"])
         return {"editable": cluster.editable_attributes}
 
@@ -45,14 +45,14 @@ class ClusterExtensionsHandler(BaseHandler):
         return cluster_obj.get(cluster_id).extensions
 
     def PUT(self, cluster_id):
-        cluster = cluster_obj.get(cluster_id)
+        cluster = cluster_obj.get(cluster_id, lock=True)
         names = json_body(schemas.EXTENSIONS)
         _check_known(names)
         cluster.extensions = sorted(set(cluster.extensions) | set(names))
         return cluster.extensions
 
     def DELETE(self, cluster_id):
-        cluster = cluster_obj.get(cluster_id)
+        cluster = cluster_obj.get(cluster_id, lock=True)
         names = [n for n in query().get("extension_names", "").split(",") if n]
         if not names:
             raise errors.InvalidData("Extension names are required: ?extension_names=a,b")
@@ -72,7 +72,7 @@ class ClusterAssignmentHandler(BaseHandler):
     """POST [{"id": node, "roles": [...]}]: nodes join the cluster with pending roles."""
 
     def POST(self, cluster_id):
-        cluster = cluster_obj.get(cluster_id)
+        cluster = cluster_obj.get(cluster_id, lock=True)
         data = json_body(schemas.ASSIGNMENT)
         for item, node in zip(data, node_obj.get_many([item["id"] for item in data])):
             if node.cluster_id is not None:
@@ -84,7 +84,7 @@ class ClusterAssignmentHandler(BaseHandler):
 
 class ClusterUnassignmentHandler(BaseHandler):
     def POST(self, cluster_id):
-        cluster = cluster_obj.get(cluster_id)
+        cluster = cluster_obj.get(cluster_id, lock=True)
         nodes = node_obj.get_many([item["id"] for item in json_body(schemas.UNASSIGNMENT)])
         _check_in_cluster(nodes, cluster)
         for node in nodes:
@@ -116,7 +116,7 @@ def respond_with_task(task):
 
 class ClusterProvisionHandler(BaseHandler):
     def PUT(self, cluster_id):
-        cluster = cluster_obj.get(cluster_id)
+        cluster = cluster_obj.get(cluster_id, lock=True)
         nodes = _selected_nodes(cluster, lambda n: n.pending_addition or n.status == "discover")
         if not nodes:
             raise errors.InvalidData("No nodes to provision in environment {0}".format(cluster.id))
@@ -125,7 +125,7 @@ class ClusterProvisionHandler(BaseHandler):
 
 class ClusterDeployHandler(BaseHandler):
     def PUT(self, cluster_id):
-        cluster = cluster_obj.get(cluster_id)
+        cluster = cluster_obj.get(cluster_id, lock=True)
         nodes = _selected_nodes(cluster, lambda n: n.pending_addition or n.pending_roles
                                 or n.status in ("provisioned", "error"))
         if not nodes:

@@ -8,8 +8,8 @@ from nailgun_host.objects import network
 class NetworkConfigurationHandler(BaseHandler):
     """GET/PUT /clusters/<id>/network_configuration/<neutron|nova_network>/."""
 
-    def _cluster(self, cluster_id, provider):
-        cluster = cluster_obj.get(cluster_id)
+    def _cluster(self, cluster_id, provider, lock=False):
+        cluster = cluster_obj.get(cluster_id, lock=lock)
         if cluster.net_provider != provider:
             raise errors.InvalidData("Wrong net provider: environment {0} uses {1}".format(
                 cluster.id, cluster.net_provider))
@@ -19,7 +19,7 @@ class NetworkConfigurationHandler(BaseHandler):
         return network.serialize_configuration(self._cluster(cluster_id, provider))
 
     def PUT(self, cluster_id, provider):
-        cluster = self._cluster(cluster_id, provider)
+        cluster = self._cluster(cluster_id, provider, lock=True)
         network.update_configuration(cluster, json_body(schemas.NETWORK_CONFIGURATION))
         return network.serialize_configuration(cluster)
 

@@ -42,7 +42,7 @@ class NodeInterfacesHandler(BaseHandler):
         return [node_obj.interface_to_dict(i) for i in node_obj.get(node_id).interfaces]
 
     def PUT(self, node_id):
-        node = node_obj.get(node_id)
+        node = node_obj.get(node_id, lock=True)
         node_obj.set_interfaces(node, json_body(schemas.INTERFACES))
         return [node_obj.interface_to_dict(i) for i in node.interfaces]
 
@@ -52,4 +52,4 @@ class NodeDisksHandler(BaseHandler):
         return node_obj.get(node_id).volumes
 
     def PUT(self, node_id):
-        return node_obj.set_volumes(node_obj.get(node_id), json_body(schemas.DISKS))
+        return node_obj.set_volumes(node_obj.get(node_id, lock=True), json_body(schemas.DISKS))

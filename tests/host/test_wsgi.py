@@ -1,5 +1,10 @@
 """The WSGI callable under gunicorn: several workers sharing one database."""
+import concurrent.futures
+
+import pytest
 import requests
+
+WRITERS = 20
 
 
 def test_two_workers_serve_one_database(gunicorn):
@@ -15,3 +20,23 @@ def test_two_workers_serve_one_database(gunicorn):
         assert len(response.json()) == 12
     addresses = [d["ip"] for n in response.json() for d in n["network_data"] if d["name"] == "management"]
     assert len(addresses) == len(set(addresses)) == 12
+
+
+def test_concurrent_attribute_patches_lose_no_update(gunicorn, db_url):
+    """Each PATCH merges into the stored tree: it reads the cluster under its row lock, or loses updates."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("needs PostgreSQL (set NAILGUN_TEST_DB_URL): SQLite runs one writer at a time")
+    release = requests.post(gunicorn + "releases/", json={
+        "name": "R", "version": "mitaka-9.0", "operating_system": "Ubuntu"}).json()
+    cluster = requests.post(gunicorn + "clusters/", json={"name": "env", "release_id": release["id"]}).json()
+    url = gunicorn + "clusters/{0}/attributes/".format(cluster["id"])
+
+    def patch(writer):
+        with requests.Session() as http:
+            return http.patch(url, json={"editable": {"writers": {
+                "w{0}".format(writer): {"value": writer, "type": "text"}}}}).status_code
+
+    with concurrent.futures.ThreadPoolExecutor(WRITERS) as pool:
+        assert set(pool.map(patch, range(WRITERS))) == {200}
+    written = requests.get(url).json()["editable"]["writers"]
+    assert sorted(written) == sorted("w{0}".format(writer) for writer in range(WRITERS))
