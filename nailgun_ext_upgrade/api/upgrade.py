@@ -1,6 +1,6 @@
 """Handlers of the upgrade resources under /clusters/<id>/upgrade."""
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, json_body, set_status
+from nailgun_host.api.base import BaseHandler, json_body, respond_with_task
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster
 from nailgun_host.objects import cluster as cluster_obj
@@ -47,9 +47,7 @@ class NodeReassignHandler(BaseHandler):
         upgrade.move_nodes(nodes, orig, seed, mapping, data.get("roles"), reprovision)
         if not reprovision:
             return [node_obj.to_dict(node) for node in nodes]
-        task = task_obj.provision(seed, nodes)
-        set_status(200 if task.status in task_obj.FINISHED else 202)
-        return task_obj.to_dict(task)
+        return respond_with_task(task_obj.provision(seed, nodes))
 
 
 class CopyVIPsHandler(BaseHandler):

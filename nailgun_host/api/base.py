@@ -17,6 +17,7 @@ import urllib.parse
 import web
 
 from nailgun_host import errors, validation
+from nailgun_host.objects import task as task_obj
 from nailgun_host.settings import settings
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -129,6 +130,14 @@ def id_list_param(name):
                 raise errors.InvalidData("'{0}' must be a comma-separated list of ids".format(name))
             ids.append(parsed)
     return ids
+
+
+# -- answers --------------------------------------------------------------------------------
+
+def respond_with_task(task):
+    """A task handed to the orchestrator: 202 while it works on it, 200 once it has finished."""
+    set_status(200 if task.status in task_obj.FINISHED else 202)
+    return task_obj.to_dict(task)
 
 
 # -- handlers --------------------------------------------------------------------------------

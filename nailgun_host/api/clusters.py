@@ -1,7 +1,7 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
 from nailgun_host import errors, extensions, schemas
 from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param, json_body,
-                                   query, set_status)
+                                   query, respond_with_task, set_status)
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import serializers
@@ -106,12 +106,6 @@ def _selected_nodes(cluster, default):
     nodes = node_obj.get_many(ids)
     _check_in_cluster(nodes, cluster)
     return nodes
-
-
-def respond_with_task(task):
-    """202 while the orchestrator works on the task, 200 once it has finished."""
-    set_status(200 if task.status in task_obj.FINISHED else 202)
-    return task_obj.to_dict(task)
 
 
 class ClusterProvisionHandler(BaseHandler):
