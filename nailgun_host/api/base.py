@@ -120,15 +120,19 @@ def id_param(name, required=False):
     return parsed
 
 
+def list_param(name):
+    """``?name=a,b,c`` as its non-empty items, in the order given ([] when absent or empty)."""
+    return [item for item in query().get(name, "").split(",") if item]
+
+
 def id_list_param(name):
     """``?name=1,2,3`` as ids, in the order given ([] when absent or empty)."""
     ids = []
-    for item in query().get(name, "").split(","):
-        if item:
-            parsed = validation.parse_id(item)
-            if parsed is None:
-                raise errors.InvalidData("'{0}' must be a comma-separated list of ids".format(name))
-            ids.append(parsed)
+    for item in list_param(name):
+        parsed = validation.parse_id(item)
+        if parsed is None:
+            raise errors.InvalidData("'{0}' must be a comma-separated list of ids".format(name))
+        ids.append(parsed)
     return ids
 
 

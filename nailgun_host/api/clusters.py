@@ -1,7 +1,7 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
 from nailgun_host import errors, extensions, schemas
 from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param, json_body,
-                                   query, respond_with_task, set_status)
+                                   list_param, respond_with_task, set_status)
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import serializers
@@ -53,7 +53,7 @@ class ClusterExtensionsHandler(BaseHandler):
 
     def DELETE(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
-        names = [n for n in query().get("extension_names", "").split(",") if n]
+        names = list_param("extension_names")
         if not names:
             raise errors.InvalidData("Extension names are required: ?extension_names=a,b")
         _check_known(names)
