@@ -48,8 +48,6 @@ ENVIRONMENT_UPDATE = {
 
 ENVIRONMENT_CREATE = dict(ENVIRONMENT_UPDATE, required=["components", "hierarchy_levels"])
 
-DOCUMENT = {"type": "object"}
-
 KEY_PATHS = {"type": "array", "items": {"type": "array"}}
 
 REVERT = {

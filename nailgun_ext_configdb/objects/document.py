@@ -11,11 +11,10 @@ import sqlalchemy as sa
 
 from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_host.settings import settings
+from nailgun_host.settings import DEFAULTS, settings
 from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Document, DocumentVersion
 
-DEFAULT_MAX_VERSIONS = 100
 MAX_CHANGED_KEYS = 100
 
 
@@ -101,7 +100,7 @@ def changed_keys(old, new):
 
 
 def _max_versions():
-    limit = (settings.get("CONFIGDB") or {}).get("max_versions", DEFAULT_MAX_VERSIONS)
+    limit = (settings.get("CONFIGDB") or {}).get("max_versions", DEFAULTS["CONFIGDB"]["max_versions"])
     return int(limit) if limit else None
 
 
