@@ -122,12 +122,16 @@ class EnvModelEdit(ClientMixin, show.ShowOne):
         return parser
 
     def take_action(self, args):
-        with open(args.file) as stream:
-            text = stream.read()
         try:
-            patch = json.loads(text)
-        except ValueError:
-            patch = yaml.safe_load(text)
+            with open(args.file) as stream:
+                text = stream.read()
+            try:
+                patch = json.loads(text)
+            except ValueError:
+                with open(args.file) as stream:  # parsed from the file, so that errors name it
+                    patch = yaml.safe_load(stream)
+        except (OSError, UnicodeError, yaml.YAMLError) as exc:
+            raise ValueError("Cannot read the patch file {0}: {1}".format(args.file, exc))
         result = self.client.patch("clusters/{0}/model/".format(args.env), patch,
                                    headers={"Content-Type": PATCH_MEDIA_TYPE})
         return _show_model(result)

@@ -145,3 +145,16 @@ def test_model_edit_from_a_yaml_file(binary, live_server, env, deployed_orig, tm
     refused = cli.run("env", "model", "edit", seed["id"], forbidden, expect_ok=False)
     assert refused.returncode != 0
     assert "Operation 'replace' is not allowed on '/release/id'; allowed operations: none (403)" in refused.stderr
+
+
+@pytest.mark.parametrize("binary", CLIENTS)
+def test_model_edit_names_a_patch_file_it_cannot_read(binary, live_server, tmp_path):
+    cli = CLI(binary, live_server)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("- op: replace\n  path: [/name\n")
+    for path in (broken, tmp_path / "missing.yaml"):
+        result = cli.run("env", "model", "edit", 1, path, expect_ok=False)
+        assert result.returncode == 1
+        assert "Cannot read the patch file {0}: ".format(path) in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+    assert 'in "{0}", line 2'.format(broken) in cli.run("env", "model", "edit", 1, broken, expect_ok=False).stderr
