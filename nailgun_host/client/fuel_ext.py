@@ -5,7 +5,6 @@ The commands are registered once, in the ``fuelclient`` entry-point group, so th
 entries, keeping only this distribution's own, so it never imports fuelclient.
 """
 import sys
-
 from importlib import metadata
 
 from cliff.app import App
@@ -18,9 +17,7 @@ class OwnCommandManager(CommandManager):
     """The ``fuelclient`` group, filtered to this distribution's commands."""
 
     def load_commands(self, namespace):
-        from importlib.metadata import entry_points
-
-        for entry_point in entry_points(group=namespace):
+        for entry_point in metadata.entry_points(group=namespace):
             if entry_point.value.split(":")[0].split(".")[0] not in OWN_MODULES:
                 continue
             name = entry_point.name.replace("_", " ") if self.convert_underscores else entry_point.name
