@@ -9,7 +9,7 @@ import jsonpatch
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import id_param, json_body, query, set_status
+from nailgun_host.api.base import flag_param, id_param, json_body, query, set_status
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, author, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
@@ -95,9 +95,9 @@ class ConfigDocumentHandler(ConfigHandler):
         target = Target(environment_id, level_names, ref, kind)
         params = query()
         version = id_param("version")
-        show_lookup = "show_lookup" in params
+        show_lookup = flag_param("show_lookup")
         tag = None
-        if "effective" in params:
+        if flag_param("effective"):
             tag = target.effective_tag(params)
             if self.not_modified(tag):
                 return None

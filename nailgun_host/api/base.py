@@ -120,6 +120,21 @@ def id_param(name, required=False):
     return parsed
 
 
+#: how a flag may be written: present bare (``?effective``) or with a value
+FLAG_VALUES = {"": True, "1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
+def flag_param(name):
+    """A yes/no query parameter: absent is False, bare ``?name`` is True, ``=1/true/yes`` or ``=0/false/no``."""
+    value = query().get(name)
+    if value is None:
+        return False
+    if value.lower() not in FLAG_VALUES:
+        raise errors.InvalidData("The query parameter {0} must be one of 1, true, yes, 0, false, no (or bare)".format(
+            name))
+    return FLAG_VALUES[value.lower()]
+
+
 def list_param(name):
     """``?name=a,b,c`` as its non-empty items, in the order given ([] when absent or empty)."""
     return [item for item in query().get(name, "").split(",") if item]

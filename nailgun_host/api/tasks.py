@@ -1,5 +1,5 @@
 """/tasks: what was sent to the orchestrator, and how it went."""
-from nailgun_host.api.base import BaseHandler, id_param, query, set_status
+from nailgun_host.api.base import BaseHandler, flag_param, id_param, set_status
 from nailgun_host.objects import task as task_obj
 
 
@@ -13,5 +13,5 @@ class TaskHandler(BaseHandler):
         return task_obj.to_dict(task_obj.get(task_id))
 
     def DELETE(self, task_id):
-        task_obj.delete(task_obj.get(task_id), force=query().get("force", "0") in ("1", "true"))
+        task_obj.delete(task_obj.get(task_id), force=flag_param("force"))
         set_status(204)

@@ -10,7 +10,7 @@ import uuid
 from nailgun_host.settings import settings
 
 
-def _generate(spec, context):
+def _generate(spec):
     kind = spec["generator"]
     if kind == "password":
         alphabet = string.ascii_letters + string.digits
@@ -30,7 +30,7 @@ def generate_attributes(template, context):
     """Fill a ``generated`` template: generators run once, ``{settings.X}`` strings expand."""
     if isinstance(template, dict):
         if "generator" in template:
-            return _generate(template, context)
+            return _generate(template)
         return {key: generate_attributes(value, context) for key, value in template.items()}
     if isinstance(template, list):
         return [generate_attributes(value, context) for value in template]

@@ -217,6 +217,21 @@ def test_every_error_is_json(cdb, demo, rid):
         assert resp.content_type == "application/json" and resp.json["message"]
 
 
+@pytest.mark.parametrize("flag, effective", [("effective", True), ("effective=1", True), ("effective=true", True),
+                                             ("effective=yes", True), ("effective=0", False),
+                                             ("effective=false", False), ("effective=no", False)])
+def test_flags_mean_what_they_say(cdb, demo, rid, flag, effective):
+    cdb.put(1, rid, {"a": 1})
+    cdb.put(1, rid, {"b": 2}, levels="nodes/1/")
+    expected = {"a": 1, "b": 2} if effective else {"b": 2}
+    assert cdb.get(1, rid, "nodes/1/", query=flag).json == expected
+
+
+def test_a_flag_with_another_value_is_400(cdb, demo, rid):
+    resp = cdb.get(1, rid, "nodes/1/", query="effective=maybe", status=400)
+    assert "effective" in resp.json["message"]
+
+
 def test_effective_etag_follows_exactly_the_merged_documents(cdb, demo, rid):
     cdb.put(1, rid, {"a": 1})
     node = "nodes/n1/"

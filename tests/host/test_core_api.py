@@ -272,3 +272,13 @@ def test_the_orchestrator_answer_names_a_known_task_and_status(app, env, session
     assert raised.value.status == status
     session.rollback()
     assert app.get("/api/v1/tasks/{0}/".format(task["id"])).json["status"] == "pending"
+
+
+@pytest.mark.parametrize("query, status", [("", 400), ("?force=0", 400), ("?force", 204), ("?force=true", 204),
+                                           ("?force=maybe", 400)])
+def test_a_running_task_is_deleted_only_when_forced(app, env, query, status):
+    cluster = env.create_cluster()
+    env.create_node(cluster_id=cluster["id"], roles=["controller"])
+    task = app.put("/api/v1/clusters/{0}/provision/".format(cluster["id"]), status=202).json
+    app.delete("/api/v1/tasks/{0}/{1}".format(task["id"], query), status=status)
+    app.get("/api/v1/tasks/{0}/".format(task["id"]), status=404 if status == 204 else 200)
