@@ -57,9 +57,9 @@ def fuel_ext(live_server, tmp_path_factory):
     return Runner(IN_PROCESS, live_server, tmp_path_factory.mktemp("home"))
 
 
-#: for ``@pytest.mark.parametrize("fuel", END_TO_END, indirect=True)``: a test that also runs through the
-#: ``fuel-ext`` script and the real ``fuel2`` in subprocesses
-END_TO_END = [IN_PROCESS, "fuel-ext", "fuel2"]
+#: for ``@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL2], indirect=True)``: a test that also runs
+#: through the real ``fuel2`` (or the ``fuel-ext`` script, ``FUEL_EXT_SCRIPT``) in subprocesses
+FUEL2, FUEL_EXT_SCRIPT = "fuel2", "fuel-ext"
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def fuel(request, migrated_db, tmp_path_factory):
     that ``clean_db`` still sees a database test and empties the tables first.
     """
     how = getattr(request, "param", IN_PROCESS)
-    command = {"fuel-ext": FUEL_EXT, "fuel2": os.environ.get("FUEL2_BIN")}.get(how, IN_PROCESS)
+    command = {FUEL_EXT_SCRIPT: FUEL_EXT, FUEL2: os.environ.get("FUEL2_BIN")}.get(how, IN_PROCESS)
     if not command:
         pytest.skip("FUEL2_BIN is not set (tests/tools/make_fuel2_venv.sh builds fuel2)")
     return Runner(command, request.getfixturevalue("live_server"), tmp_path_factory.mktemp("home"))

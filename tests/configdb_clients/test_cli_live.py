@@ -1,7 +1,8 @@
 """``fuel-ext config ...`` (fuel2's commands) against a real nailgun-api process.
 
-The commands run through fuel-ext's ``main(argv)`` in this process; the spec's use cases and the
-error reporting also run end to end, through the ``fuel-ext`` script and the real ``fuel2``.
+The commands run through fuel-ext's ``main(argv)`` in this process. The spec's use cases also run
+end to end through the real ``fuel2``, and the error reporting (messages, exit codes) through the
+``fuel-ext`` script and ``fuel2``.
 """
 import json
 
@@ -11,7 +12,8 @@ import yaml
 from nailgun_ext_configdb import cli_upload
 from nailgun_ext_configdb.client import ROOT
 from nailgun_host.client import APIClient
-from tests.configdb_clients.conftest import END_TO_END, HIERA_TREE, tree_sources
+from tests.commands import IN_PROCESS
+from tests.configdb_clients.conftest import FUEL2, FUEL_EXT_SCRIPT, HIERA_TREE, tree_sources
 
 
 def test_tuning_box_cli_demo(fuel):
@@ -37,7 +39,7 @@ def _upload_node_1(fuel):
     fuel("config", "upload", "--env", "1", "--node", "node-1.domain.tld", "--dir", HIERA_TREE)
 
 
-@pytest.mark.parametrize("fuel", END_TO_END, indirect=True)
+@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL2], indirect=True)
 def test_use_cases_1_to_3(fuel, linked_env):
     _upload_node_1(fuel)
     astute = tree_sources()["astute"]
@@ -145,7 +147,7 @@ def test_components_definitions_and_environments(fuel):
     assert json.loads(fuel("config", "env", "list", "-f", "json").stdout) == []
 
 
-@pytest.mark.parametrize("fuel", END_TO_END, indirect=True)
+@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL_EXT_SCRIPT, FUEL2], indirect=True)
 def test_an_http_error_prints_the_servers_message_and_exits_non_zero(fuel, linked_env):
     _upload_node_1(fuel)
     missing = fuel("config", "get", "--env", "1", "--resource", "no-such-source", ok=False)
