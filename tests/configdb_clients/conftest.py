@@ -57,9 +57,10 @@ def fuel_ext(live_server, tmp_path_factory):
     return Runner(IN_PROCESS, live_server, tmp_path_factory.mktemp("home"))
 
 
-#: for ``@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL2], indirect=True)``: a test that also runs
-#: through the real ``fuel2`` (or the ``fuel-ext`` script, ``FUEL_EXT_SCRIPT``) in subprocesses
-FUEL2, FUEL_EXT_SCRIPT = "fuel2", "fuel-ext"
+# Values of ``fuel``'s parameter for a test that also runs end to end, in subprocesses, e.g.
+# ``@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL2], indirect=True)``.
+FUEL2 = "fuel2"  # the real fuel2 of python-fuelclient 11, $FUEL2_BIN
+FUEL_EXT_SCRIPT = "fuel-ext"  # this package's fuel-ext script
 
 
 @pytest.fixture
