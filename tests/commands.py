@@ -24,7 +24,8 @@ IN_PROCESS = "in-process"
 
 @functools.lru_cache(maxsize=None)
 def fuel_ext_main():
-    """The function the ``fuel-ext`` script runs, found through its console_scripts entry point."""
+    """The function the ``fuel-ext`` script runs, found through its console_scripts entry point
+    (so it follows the module wherever setup.cfg points)."""
     (entry_point,) = importlib.metadata.entry_points(group="console_scripts", name="fuel-ext")
     return entry_point.load()
 
@@ -32,7 +33,8 @@ def fuel_ext_main():
 def run_command(command, args, environ, stdin=None, timeout=120):
     """Run ``command args...`` with exactly ``environ`` and ``stdin``; answer with a CompletedProcess.
 
-    ``command`` is an executable, run as a subprocess, or ``IN_PROCESS``.
+    ``command`` is an executable, run as a subprocess, or ``IN_PROCESS``. ``timeout`` bounds a
+    subprocess; in process, the client's own HTTP timeout (``HTTP_TIMEOUT``) bounds each request.
     """
     args = [str(a) for a in args]
     if command != IN_PROCESS:
