@@ -63,6 +63,9 @@ def migrated_db(db_url):
 def _empty_tables(engine, tables):
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
+            # A live server's connection left inside a transaction would make TRUNCATE wait for
+            # ever: fail the test's set-up instead.
+            connection.execute(sa.text("SET LOCAL lock_timeout = '30s'"))
             connection.execute(sa.text("TRUNCATE {0} RESTART IDENTITY CASCADE".format(
                 ", ".join('"{0}"'.format(t) for t in tables))))
         else:
@@ -185,8 +188,16 @@ class LiveServer:
         self.log.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def live_server(migrated_db, db_url):
+    """One ``nailgun-api`` for a whole module: starting one costs about a second.
+
+    Tests still start from empty tables: ``clean_db`` empties them while the server is idle, and
+    between requests the server holds no transaction (each request commits or rolls back and
+    gives its connection back), so neither SQLite's DELETEs nor PostgreSQL's TRUNCATE wait for
+    it. Its settings come from the environment at start, and it keeps nothing else in memory
+    from one request to the next. A test that needs other settings starts its own ``LiveServer``.
+    """
     server = LiveServer(db_url)
     yield server
     server.stop()

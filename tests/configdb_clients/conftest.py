@@ -1,17 +1,16 @@
-"""Fixtures for the ConfigDB clients: the ``fuel-ext`` (or real ``fuel2``) command against a live server."""
+"""Fixtures for the ConfigDB clients: ``fuel-ext`` (in this process or as a script) or the real ``fuel2``
+against a live server."""
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.commands import FUEL_EXT, IN_PROCESS, run_command
 from tests.configdb_clients.puppet_env import FUEL_ORDER
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HIERA_TREE = FIXTURES / "hiera"
-FUEL_EXT = str(Path(sys.executable).parent / "fuel-ext")
 
 
 def tree_sources(root=HIERA_TREE):
@@ -32,7 +31,8 @@ class Runner:
     """Runs a fuel2-like command line against the live server, like an operator's shell.
 
     The server is named in the operator's fuel2 settings file (``~/.config/fuel/fuel_client.yaml``),
-    the way fuel2 finds it; fuel2 would otherwise write that file on its first run.
+    the way fuel2 finds it; fuel2 would otherwise write that file on its first run. ``command``
+    is an executable or ``IN_PROCESS`` (fuel-ext's ``main(argv)``, same environment and stdin).
     """
 
     def __init__(self, command, server, home):
@@ -45,8 +45,7 @@ class Runner:
         self.environ.update(XDG_CONFIG_HOME=str(home), HOME=str(home))
 
     def __call__(self, *args, stdin=None, ok=True):
-        result = subprocess.run([self.command, *map(str, args)], input=stdin, capture_output=True,
-                                text=True, env=self.environ, timeout=120)
+        result = run_command(self.command, args, self.environ, stdin=stdin)
         if ok:
             assert result.returncode == 0, (args, result.stdout, result.stderr)
         return result
@@ -54,19 +53,30 @@ class Runner:
 
 @pytest.fixture
 def fuel_ext(live_server, tmp_path_factory):
-    """``fuel-ext``, this package's stand-in for ``fuel2``."""
-    return Runner(FUEL_EXT, live_server, tmp_path_factory.mktemp("home"))
+    """fuel-ext's ``main(argv)`` in this process: the Hiera tests need its upload and override, not a process."""
+    return Runner(IN_PROCESS, live_server, tmp_path_factory.mktemp("home"))
 
 
-@pytest.fixture(params=["fuel-ext", "fuel2"])
-def fuel(request, live_server, tmp_path_factory):
-    """``fuel-ext``, then the real ``fuel2`` of python-fuelclient 11 when ``$FUEL2_BIN`` names it."""
-    command = FUEL_EXT
-    if request.param == "fuel2":
-        command = os.environ.get("FUEL2_BIN")
-        if not command:
-            pytest.skip("FUEL2_BIN is not set (tests/tools/make_fuel2_venv.sh builds fuel2)")
-    return Runner(command, live_server, tmp_path_factory.mktemp("home"))
+# Values of ``fuel``'s parameter for a test that also runs end to end, in subprocesses, e.g.
+# ``@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL2], indirect=True)``.
+FUEL2 = "fuel2"  # the real fuel2 of python-fuelclient 11, $FUEL2_BIN
+FUEL_EXT_SCRIPT = "fuel-ext"  # this package's fuel-ext script
+
+
+@pytest.fixture
+def fuel(request, migrated_db, tmp_path_factory):
+    """The command lines of a test, run the way ``request.param`` says (default ``IN_PROCESS``).
+
+    ``"fuel-ext"`` is this package's stand-in for fuel2 and ``"fuel2"`` the real one of
+    python-fuelclient 11 (``$FUEL2_BIN``), both in subprocesses. A fuel2 test skips before the
+    live server is asked for, so a skipped test starts no server; ``migrated_db`` is named here so
+    that ``clean_db`` still sees a database test and empties the tables first.
+    """
+    how = getattr(request, "param", IN_PROCESS)
+    command = {FUEL_EXT_SCRIPT: FUEL_EXT, FUEL2: os.environ.get("FUEL2_BIN")}.get(how, IN_PROCESS)
+    if not command:
+        pytest.skip("FUEL2_BIN is not set (tests/tools/make_fuel2_venv.sh builds fuel2)")
+    return Runner(command, request.getfixturevalue("live_server"), tmp_path_factory.mktemp("home"))
 
 
 @pytest.fixture

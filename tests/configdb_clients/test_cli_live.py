@@ -1,12 +1,19 @@
-"""``fuel-ext config ...`` (fuel2's commands) in a subprocess against a real nailgun-api process."""
+"""``fuel-ext config ...`` (fuel2's commands) against a real nailgun-api process.
+
+The commands run through fuel-ext's ``main(argv)`` in this process. The spec's use cases also run
+end to end through the real ``fuel2``, and the error reporting (messages, exit codes) through the
+``fuel-ext`` script and ``fuel2``.
+"""
 import json
 
+import pytest
 import yaml
 
 from nailgun_ext_configdb.cli import upload
 from nailgun_ext_configdb.cli.paths import ROOT
 from nailgun_host.client import APIClient
-from tests.configdb_clients.conftest import HIERA_TREE, tree_sources
+from tests.commands import IN_PROCESS
+from tests.configdb_clients.conftest import FUEL2, FUEL_EXT_SCRIPT, HIERA_TREE, tree_sources
 
 
 def test_tuning_box_cli_demo(fuel):
@@ -32,6 +39,7 @@ def _upload_node_1(fuel):
     fuel("config", "upload", "--env", "1", "--node", "node-1.domain.tld", "--dir", HIERA_TREE)
 
 
+@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL2], indirect=True)
 def test_use_cases_1_to_3(fuel, linked_env):
     _upload_node_1(fuel)
     astute = tree_sources()["astute"]
@@ -139,6 +147,7 @@ def test_components_definitions_and_environments(fuel):
     assert json.loads(fuel("config", "env", "list", "-f", "json").stdout) == []
 
 
+@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL_EXT_SCRIPT, FUEL2], indirect=True)
 def test_an_http_error_prints_the_servers_message_and_exits_non_zero(fuel, linked_env):
     _upload_node_1(fuel)
     missing = fuel("config", "get", "--env", "1", "--resource", "no-such-source", ok=False)

@@ -42,17 +42,23 @@ def error(response_json):
     return response_json["message"]
 
 
-@pytest.fixture
-def db_dump(migrated_db):
-    """A function returning every row of every table, to compare before and after a request."""
+@pytest.fixture(scope="session")
+def reflected_schema(migrated_db):
+    """Every table of the test database, reflected once (about 40 ms): tests change rows, not tables."""
     import sqlalchemy as sa
 
-    engine, tables = migrated_db
+    meta = sa.MetaData()
+    meta.reflect(migrated_db[0])
+    return meta
+
+
+@pytest.fixture
+def db_dump(migrated_db, reflected_schema):
+    """A function returning every row of every table, to compare before and after a request."""
+    engine, _tables = migrated_db
 
     def dump():
-        meta = sa.MetaData()
-        meta.reflect(engine)
         with engine.connect() as connection:
-            return {name: sorted(tuple(str(v) for v in row) for row in connection.execute(meta.tables[name].select()))
-                    for name in sorted(meta.tables)}
+            return {name: sorted(tuple(str(v) for v in row) for row in connection.execute(table.select()))
+                    for name, table in sorted(reflected_schema.tables.items())}
     return dump
