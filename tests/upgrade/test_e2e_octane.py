@@ -146,7 +146,7 @@ def test_model_edit_from_a_yaml_file(live_server, env, deployed_orig, tmp_path):
     assert "Operation 'replace' is not allowed on '/release/id'; allowed operations: none (403)" in refused.stderr
 
 
-@pytest.mark.parametrize("binary", CLIENTS)
+@pytest.mark.parametrize("binary", [IN_PROCESS_CLIENT, FUEL_EXT_CLIENT])
 def test_model_edit_names_a_patch_file_it_cannot_read(binary, live_server, tmp_path):
     cli = CLI(binary, live_server)
     broken = tmp_path / "broken.yaml"
