@@ -52,12 +52,11 @@ def _schema(schema):
 
 def _operation(handler, method, template, parameters):
     responses = {}
-    answers_any = getattr(handler, "answers_any_json", ())
     for status in SUCCESS[method]:
         if status == "204":
             responses[status] = {"description": "Done, no content"}
         else:
-            schema = {} if method in answers_any else JSON_CONTAINER
+            schema = handler.response_schemas.get(method, JSON_CONTAINER)
             responses[status] = {"description": "Success", "content": {JSON: {"schema": schema}}}
     for status, description in getattr(handler, "other_responses", {}).get(method, {}).items():
         responses[status] = {"description": description}

@@ -10,7 +10,7 @@ class ClusterModelHandler(BaseHandler):
     request_schemas = {"PATCH": schemas.MODEL_PATCH}
     request_media_types = {"PATCH": schemas.MODEL_PATCH_MEDIA_TYPES}
     #: a section of the model may be any JSON value
-    answers_any_json = ("GET",)
+    response_schemas = {"GET": {}}
 
     def GET(self, cluster_id, path=None):
         return environment_model.section(environment_model.build(cluster_obj.get(cluster_id)), path)

@@ -6,7 +6,8 @@ and headers are set with ``set_status``/``web.header``.
 Methods a handler does not define answer 405 with a correct ``Allow`` header
 (PATCH included, which web.py itself leaves out).
 
-Input is read only through the helpers here: ``json_body`` for bodies, ``query`` and
+Input is read only through the helpers here: ``json_body`` for bodies (through a handler's
+``body()``, which applies the schema it declares), ``query`` and
 its typed readers for query strings, ``route`` for URL templates, so every route reads
 ids, bodies and parameters the same way.
 """
@@ -171,8 +172,8 @@ class BaseHandler:
 
     request_schemas = {}
     request_media_types = {}
-    #: methods whose 2xx answer may be any JSON value, not only an object or a list
-    answers_any_json = ()
+    #: the JSON schema of each method's 2xx answer, for the description (default: an object or a list)
+    response_schemas = {}
     #: answers besides 2xx and errors, ``{"GET": {"304": "why"}}``, for the description
     other_responses = {}
 
@@ -220,6 +221,7 @@ class CollectionHandler(BaseHandler):
 
     objects = None
     create_schema = None
+    response_schemas = {"GET": {"type": "array", "items": {"type": "object"}}, "POST": {"type": "object"}}
 
     @classmethod
     def request_schema(cls, method):
@@ -254,6 +256,7 @@ class ItemHandler(BaseHandler):
 
     objects = None
     update_schema = None
+    response_schemas = {"GET": {"type": "object"}, "PUT": {"type": "object"}, "PATCH": {"type": "object"}}
 
     @classmethod
     def request_schema(cls, method):
