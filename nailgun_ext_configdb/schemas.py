@@ -48,6 +48,9 @@ ENVIRONMENT_UPDATE = {
 
 ENVIRONMENT_CREATE = dict(ENVIRONMENT_UPDATE, required=["components", "hierarchy_levels"])
 
+#: a values or overrides document: any JSON object
+DOCUMENT = {"type": "object"}
+
 KEY_PATHS = {"type": "array", "items": {"type": "array"}}
 
 REVERT = {

@@ -149,6 +149,7 @@ def build_app(extensions=None):
         for entry in routes:
             mapping.extend((prefix + entry["uri"], entry["handler"].__name__))
     app = NailgunApplication(tuple(mapping), handlers, autoreload=False)
+    app.add_processor(web.loadhook(lambda: setattr(web.ctx, "nailgun_routes", routes)))
     app.add_processor(handle_request)
     return app
 

@@ -6,6 +6,7 @@ URLS = [
     route("/", meta.APIRootHandler),
     route("/version", meta.VersionHandler),
     route("/extensions", meta.ExtensionListHandler),
+    route("/openapi.json", meta.OpenAPIHandler),
     route("/releases", releases.ReleaseCollectionHandler),
     route("/releases/<release_id>", releases.ReleaseHandler),
     route("/releases/<release_id>/deployment_tasks", releases.ReleaseDeploymentTasksHandler),

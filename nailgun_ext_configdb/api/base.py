@@ -43,6 +43,9 @@ def check_if_match(current):
 
 
 class ConfigHandler(BaseHandler):
+    #: answers besides 2xx and errors, for the OpenAPI description
+    other_responses = {"GET": {"304": "Not modified: the client's If-None-Match has the ETag"}}
+
     @staticmethod
     def not_modified(tag):
         """Send ``tag``; True (and an empty 304) when the client's If-None-Match has it."""

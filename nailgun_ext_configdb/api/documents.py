@@ -9,7 +9,7 @@ import jsonpatch
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import flag_param, id_param, json_body, query, set_status
+from nailgun_host.api.base import flag_param, id_param, query, set_status
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, author, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
@@ -91,6 +91,11 @@ def _describe(origin):
 
 
 class ConfigDocumentHandler(ConfigHandler):
+    request_schemas = {"PUT": schemas.DOCUMENT}
+    response_schemas = {"GET": {}}  # ?key= picks any JSON value
+    other_responses = dict(ConfigHandler.other_responses, PUT={
+        "308": "A resource named by name: the same PUT to its id-based URL (Location)"})
+
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
         params = query()
@@ -119,7 +124,7 @@ class ConfigDocumentHandler(ConfigHandler):
         target = Target(environment_id, level_names, ref, kind, lock=True)
         if target.by_name:
             return target.redirect_to_id()
-        data = json_body(object_only=True)
+        data = self.body(object_only=True)
         document = target.document()
         check_if_match(document.data if document is not None else {})
         target.write(data, document)
@@ -127,9 +132,11 @@ class ConfigDocumentHandler(ConfigHandler):
 
 
 class ConfigDocumentKeysHandler(ConfigHandler):
+    request_schemas = {"PUT": schemas.KEY_PATHS, "PATCH": schemas.KEY_PATHS}
+
     def PATCH(self, environment_id, level_names, ref, kind, operation):
         target = Target(environment_id, level_names, ref, kind, lock=True)
-        paths = json_body(schemas.KEY_PATHS)
+        paths = self.body()
         document = target.document()
         current = document.data if document is not None else {}
         check_if_match(current)
@@ -156,10 +163,12 @@ class ConfigDocumentDiffHandler(ConfigHandler):
 
 
 class ConfigDocumentRevertHandler(ConfigHandler):
+    request_schemas = {"POST": schemas.REVERT}
+
     def POST(self, environment_id, level_names, ref, kind):
         """A new version equal to the given one: 201 with it, or 200 with the current one if equal."""
         target = Target(environment_id, level_names, ref, kind, lock=True)
-        number = json_body(schemas.REVERT)["version"]
+        number = self.body()["version"]
         document = target.document()
         old = document_obj.version(document, number)
         check_if_match(document.data)

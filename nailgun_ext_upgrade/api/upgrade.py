@@ -1,6 +1,6 @@
 """Handlers of the upgrade resources under /clusters/<id>/upgrade."""
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, json_body, respond_with_task
+from nailgun_host.api.base import BaseHandler, respond_with_task
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster
 from nailgun_host.objects import cluster as cluster_obj
@@ -28,20 +28,24 @@ class ClusterUpgradeHandler(BaseHandler):
 
 
 class ClusterUpgradeCloneHandler(BaseHandler):
+    request_schemas = {"POST": schemas.CLONE}
+
     def POST(self, cluster_id):
         """The orig's Upgrade Seed on a newer release; 200 with the seed (no secrets)."""
         orig = cluster_obj.get(cluster_id, lock=True)
-        data = json_body(schemas.CLONE)
+        data = self.body()
         new_release, attributes = validators.validate_clone(orig, data)
         seed = upgrade.clone_cluster(orig, data["name"], new_release, attributes)
         return cluster_obj.to_dict(seed)
 
 
 class NodeReassignHandler(BaseHandler):
+    request_schemas = {"POST": schemas.ASSIGN}
+
     def POST(self, cluster_id):
         """Orig nodes into the seed: 202 with the provisioning task, or 200 with the nodes."""
         seed = cluster_obj.get(cluster_id, lock=True)
-        data = json_body(schemas.ASSIGN)
+        data = self.body()
         orig, nodes, mapping = validators.validate_assign(seed, data)
         reprovision = data.get("reprovision", True)
         upgrade.move_nodes(nodes, orig, seed, mapping, data.get("roles"), reprovision)

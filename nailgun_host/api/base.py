@@ -6,7 +6,8 @@ and headers are set with ``set_status``/``web.header``.
 Methods a handler does not define answer 405 with a correct ``Allow`` header
 (PATCH included, which web.py itself leaves out).
 
-Input is read only through the helpers here: ``json_body`` for bodies, ``query`` and
+Input is read only through the helpers here: ``json_body`` for bodies (through a handler's
+``body()``, which applies the schema it declares), ``query`` and
 its typed readers for query strings, ``route`` for URL templates, so every route reads
 ids, bodies and parameters the same way.
 """
@@ -26,7 +27,7 @@ _PLACEHOLDER = re.compile(r"<([a-z_]+)>")
 
 
 def route(template, handler, **patterns):
-    """A URL map entry ``{"uri": regex, "handler": class, "template": template}``.
+    """A URL map entry ``{"uri": regex, "handler": class, "template": template, "patterns": patterns}``.
 
     ``template`` is the path as the README shows it, e.g. ``/clusters/<cluster_id>/model``.
     A placeholder named ``id`` or ``*_id`` is an id (``validation.ID_PATTERN``); any other
@@ -41,7 +42,7 @@ def route(template, handler, **patterns):
         raise ValueError("No pattern for <{0}> in {1}".format(name, template))
 
     regex = _PLACEHOLDER.sub(placeholder, re.escape(template).replace(r"\<", "<").replace(r"\>", ">"))
-    return {"uri": regex.rstrip("/") + "/?", "handler": handler, "template": template}
+    return {"uri": regex.rstrip("/") + "/?", "handler": handler, "template": template, "patterns": patterns}
 
 
 def status_line(code):
@@ -162,7 +163,19 @@ def respond_with_task(task):
 # -- handlers --------------------------------------------------------------------------------
 
 class BaseHandler:
-    """Base of every handler: a JSON 405 for missing methods, OPTIONS from what is defined."""
+    """Base of every handler: a JSON 405 for missing methods, OPTIONS from what is defined.
+
+    ``request_schemas`` declares the JSON schema of each method's body (``{"PUT": schemas.X}``)
+    and ``request_media_types`` the Content-Types a method restricts its body to. ``body()``
+    reads a body by them, and ``nailgun_host.openapi`` describes the API from them: one place.
+    """
+
+    request_schemas = {}
+    request_media_types = {}
+    #: the JSON schema of each method's 2xx answer, for the description (default: an object or a list)
+    response_schemas = {}
+    #: answers besides 2xx and errors, ``{"GET": {"304": "why"}}``, for the description
+    other_responses = {}
 
     def _method_not_allowed(self, *args, **kwargs):
         raise errors.MethodNotAllowed(
@@ -174,6 +187,21 @@ class BaseHandler:
     def OPTIONS(self, *args):
         web.header("Allow", ", ".join(self.allowed_methods() + ["OPTIONS"]))
         set_status(204)
+
+    @classmethod
+    def request_schema(cls, method):
+        """The JSON schema of ``method``'s body, or None when it takes none (or any JSON)."""
+        return cls.request_schemas.get(method)
+
+    @classmethod
+    def takes_body(cls, method):
+        """Whether ``method`` reads a JSON body (declared in ``request_schemas``)."""
+        return method in cls.request_schemas or method in cls.request_media_types
+
+    def body(self, **kwargs):
+        """The request's JSON body, checked against what this handler declares for its method."""
+        method = web.ctx.method
+        return json_body(self.request_schema(method), media_types=self.request_media_types.get(method), **kwargs)
 
     @classmethod
     def allowed_methods(cls):
@@ -193,6 +221,15 @@ class CollectionHandler(BaseHandler):
 
     objects = None
     create_schema = None
+    response_schemas = {"GET": {"type": "array", "items": {"type": "object"}}, "POST": {"type": "object"}}
+
+    @classmethod
+    def request_schema(cls, method):
+        return cls.create_schema if method == "POST" else super().request_schema(method)
+
+    @classmethod
+    def takes_body(cls, method):
+        return method == "POST" or super().takes_body(method)
 
     def filters(self):
         """Keyword arguments for ``objects.list_all`` read from the query string."""
@@ -205,7 +242,7 @@ class CollectionHandler(BaseHandler):
         return self.respond([self.objects.to_dict(o) for o in self.objects.list_all(**self.filters())])
 
     def POST(self):
-        created = self.objects.create(json_body(self.create_schema))
+        created = self.objects.create(self.body())
         set_status(201)
         return self.objects.to_dict(created)
 
@@ -219,6 +256,15 @@ class ItemHandler(BaseHandler):
 
     objects = None
     update_schema = None
+    response_schemas = {"GET": {"type": "object"}, "PUT": {"type": "object"}, "PATCH": {"type": "object"}}
+
+    @classmethod
+    def request_schema(cls, method):
+        return cls.update_schema if method in ("PUT", "PATCH") else super().request_schema(method)
+
+    @classmethod
+    def takes_body(cls, method):
+        return method in ("PUT", "PATCH") or super().takes_body(method)
 
     def respond(self, data):
         return data
@@ -228,7 +274,7 @@ class ItemHandler(BaseHandler):
 
     def PUT(self, object_id):
         found = self.objects.get(object_id, lock=True)
-        return self.objects.to_dict(self.objects.update(found, json_body(self.update_schema)))
+        return self.objects.to_dict(self.objects.update(found, self.body()))
 
     def DELETE(self, object_id):
         self.objects.delete(self.objects.get(object_id))

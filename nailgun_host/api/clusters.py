@@ -1,6 +1,6 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
 from nailgun_host import errors, extensions, schemas
-from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param, json_body,
+from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param,
                                    list_param, respond_with_task, set_status)
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
@@ -21,17 +21,19 @@ class ClusterHandler(ItemHandler):
 class ClusterAttributesHandler(BaseHandler):
     """Editable attributes only: generated ones (credentials) never leave the server."""
 
+    request_schemas = {"PUT": schemas.ATTRIBUTES, "PATCH": schemas.ATTRIBUTES}
+
     def GET(self, cluster_id):
         return {"editable": cluster_obj.get(cluster_id).editable_attributes}
 
     def PUT(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
-        cluster_obj.update_editable(cluster, json_body(schemas.ATTRIBUTES)["editable"], replace=True)
+        cluster_obj.update_editable(cluster, self.body()["editable"], replace=True)
         return {"editable": cluster.editable_attributes}
 
     def PATCH(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
-        cluster_obj.update_editable(cluster, json_body(schemas.ATTRIBUTES)["editable"])
+        cluster_obj.update_editable(cluster, self.body()["editable"])
         return {"editable": cluster.editable_attributes}
 
 
@@ -41,12 +43,14 @@ class ClusterAttributesDefaultsHandler(BaseHandler):
 
 
 class ClusterExtensionsHandler(BaseHandler):
+    request_schemas = {"PUT": schemas.EXTENSIONS}
+
     def GET(self, cluster_id):
         return cluster_obj.get(cluster_id).extensions
 
     def PUT(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
-        names = json_body(schemas.EXTENSIONS)
+        names = self.body()
         _check_known(names)
         cluster.extensions = sorted(set(cluster.extensions) | set(names))
         return cluster.extensions
@@ -71,9 +75,11 @@ def _check_known(names):
 class ClusterAssignmentHandler(BaseHandler):
     """POST [{"id": node, "roles": [...]}]: nodes join the cluster with pending roles."""
 
+    request_schemas = {"POST": schemas.ASSIGNMENT}
+
     def POST(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
-        data = json_body(schemas.ASSIGNMENT)
+        data = self.body()
         for item, node in zip(data, node_obj.get_many([item["id"] for item in data])):
             if node.cluster_id is not None:
                 raise errors.InvalidData("Node {0} is already assigned to cluster {1}".format(
@@ -83,9 +89,11 @@ class ClusterAssignmentHandler(BaseHandler):
 
 
 class ClusterUnassignmentHandler(BaseHandler):
+    request_schemas = {"POST": schemas.UNASSIGNMENT}
+
     def POST(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
-        nodes = node_obj.get_many([item["id"] for item in json_body(schemas.UNASSIGNMENT)])
+        nodes = node_obj.get_many([item["id"] for item in self.body()])
         _check_in_cluster(nodes, cluster)
         for node in nodes:
             node_obj.remove_from_cluster(node)

@@ -1,5 +1,8 @@
 """The API's own description: where to start, version and loaded extensions."""
+import web
+
 import nailgun_host
+from nailgun_host import openapi
 from nailgun_host.api.base import BaseHandler
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import settings
@@ -28,3 +31,10 @@ class VersionHandler(BaseHandler):
 class ExtensionListHandler(BaseHandler):
     def GET(self):
         return [extension.to_dict() for extension in get_all_extensions()]
+
+
+class OpenAPIHandler(BaseHandler):
+    """The OpenAPI 3.1 description of every route the application serves (``nailgun_host.openapi``)."""
+
+    def GET(self):
+        return openapi.describe(web.ctx.nailgun_routes, get_all_extensions())

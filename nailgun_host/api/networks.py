@@ -1,12 +1,14 @@
 """Network configuration and VIPs of a cluster."""
 from nailgun_host import errors, schemas
-from nailgun_host.api.base import BaseHandler, json_body
+from nailgun_host.api.base import BaseHandler
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import network
 
 
 class NetworkConfigurationHandler(BaseHandler):
     """GET/PUT /clusters/<id>/network_configuration/<neutron|nova_network>/."""
+
+    request_schemas = {"PUT": schemas.NETWORK_CONFIGURATION}
 
     def _cluster(self, cluster_id, provider, lock=False):
         cluster = cluster_obj.get(cluster_id, lock=lock)
@@ -20,7 +22,7 @@ class NetworkConfigurationHandler(BaseHandler):
 
     def PUT(self, cluster_id, provider):
         cluster = self._cluster(cluster_id, provider, lock=True)
-        network.update_configuration(cluster, json_body(schemas.NETWORK_CONFIGURATION))
+        network.update_configuration(cluster, self.body())
         return network.serialize_configuration(cluster)
 
 

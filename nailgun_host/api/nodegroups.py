@@ -1,18 +1,19 @@
 """/nodegroups: the racks of a cluster."""
 from nailgun_host import schemas
-from nailgun_host.api.base import CollectionHandler, ItemHandler, id_param, json_body, set_status
+from nailgun_host.api.base import CollectionHandler, ItemHandler, id_param, set_status
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import nodegroup
 
 
 class NodeGroupCollectionHandler(CollectionHandler):
     objects = nodegroup
+    create_schema = schemas.NODEGROUP_CREATE
 
     def filters(self):
         return {"cluster_id": id_param("cluster_id")}
 
     def POST(self):
-        data = json_body(schemas.NODEGROUP_CREATE)
+        data = self.body()
         group = nodegroup.create(cluster_obj.get(data["cluster_id"]), data["name"])
         set_status(201)
         return nodegroup.to_dict(group)

@@ -1,13 +1,14 @@
 """/nodes: discovered servers, their interfaces and disks."""
 from nailgun_host import errors, extensions, schemas
 from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param, id_param,
-                                   json_body, query, set_status)
+                                   query, set_status)
 from nailgun_host.objects import node as node_obj
 
 
 class NodeCollectionHandler(CollectionHandler):
     objects = node_obj
     create_schema = schemas.NODE_CREATE
+    request_schemas = {"PUT": schemas.NODES_UPDATE}
 
     def filters(self):
         """``?cluster_id=N``: the cluster's nodes; ``?cluster_id=`` (or null, None): unassigned ones."""
@@ -17,7 +18,7 @@ class NodeCollectionHandler(CollectionHandler):
         return {"cluster_id": None if cluster_id in ("", "null", "None") else id_param("cluster_id")}
 
     def PUT(self):
-        data = json_body(schemas.NODES_UPDATE)
+        data = self.body()
         nodes = [node_obj.update(node_obj.get(item["id"]), item) for item in data]
         return [node_obj.to_dict(n) for n in nodes]
 
@@ -38,18 +39,22 @@ class NodeHandler(ItemHandler):
 
 
 class NodeInterfacesHandler(BaseHandler):
+    request_schemas = {"PUT": schemas.INTERFACES}
+
     def GET(self, node_id):
         return [node_obj.interface_to_dict(i) for i in node_obj.get(node_id).interfaces]
 
     def PUT(self, node_id):
         node = node_obj.get(node_id, lock=True)
-        node_obj.set_interfaces(node, json_body(schemas.INTERFACES))
+        node_obj.set_interfaces(node, self.body())
         return [node_obj.interface_to_dict(i) for i in node.interfaces]
 
 
 class NodeDisksHandler(BaseHandler):
+    request_schemas = {"PUT": schemas.DISKS}
+
     def GET(self, node_id):
         return node_obj.get(node_id).volumes
 
     def PUT(self, node_id):
-        return node_obj.set_volumes(node_obj.get(node_id, lock=True), json_body(schemas.DISKS))
+        return node_obj.set_volumes(node_obj.get(node_id, lock=True), self.body())
