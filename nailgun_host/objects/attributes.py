@@ -29,8 +29,7 @@ def _generate(spec):
         raise errors.InvalidData("Generator length must be an integer from 1 to {0}, not {1!r}".format(
             MAX_GENERATED_LENGTH, length))
     if kind == "password":
-        alphabet = string.ascii_letters + string.digits
-        return "".join(secrets.choice(alphabet) for _ in range(length))
+        return _password(length)
     if kind == "hexstring":
         return secrets.token_hex((length + 1) // 2)[:length]
     if kind == "uuid4":
@@ -41,6 +40,21 @@ def _generate(spec):
         return settings.get(spec["generator_arg"])
     raise errors.InvalidData("The release's generated attributes name an unknown generator ({0!r}) "
                              "or a setting it may not read".format(kind))
+
+
+_ALPHABET = string.ascii_letters + string.digits
+#: random bytes below 248 (4 x 62) map evenly onto the alphabet; the others are dropped
+_TO_ALPHABET = bytes(ord(_ALPHABET[b % len(_ALPHABET)]) for b in range(256))
+_UNEVEN = bytes(range(4 * len(_ALPHABET), 256))
+
+
+def _password(length):
+    """``length`` uniformly random letters and digits, made in bulk: secrets.choice per
+    character took half a second for a template's largest total."""
+    result = b""
+    while len(result) < length:
+        result += secrets.token_bytes(length - len(result) + 16).translate(_TO_ALPHABET, _UNEVEN)
+    return result[:length].decode("ascii")
 
 
 def generators(template):
