@@ -5,7 +5,6 @@ cannot say (a gateway inside its CIDR, a free name) is checked by the objects.
 """
 from nailgun_host.objects import attributes as attributes_obj
 from nailgun_host.objects import cluster as cluster_obj
-from nailgun_host.objects import network as network_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.validation import ID_SCHEMA
@@ -64,6 +63,7 @@ NODEGROUP_UPDATE = {"type": "object", "required": ["name"], "properties": {"name
 # shapes the clusters' code reads; what a schema cannot say is checked by release_obj.check_metadata.
 
 #: one ``generated`` entry that makes a value; from_settings reads only a few harmless settings
+#: (that it needs ``generator_arg`` is checked by attributes.check_generated, with a clearer message)
 GENERATOR = {
     "type": "object", "required": ["generator"], "additionalProperties": False,
     "properties": {
@@ -71,8 +71,6 @@ GENERATOR = {
         "length": {"type": "integer", "minimum": 1, "maximum": attributes_obj.MAX_GENERATED_LENGTH},
         "generator_arg": {"enum": list(attributes_obj.SETTINGS_FOR_RELEASES)},
     },
-    "anyOf": [{"properties": {"generator": {"not": {"enum": ["from_settings"]}}}},
-              {"required": ["generator_arg"]}],
 }
 _GENERATED_VALUE = {"$ref": "#/definitions/generated_value"}
 EDITABLE_FIELD = {"type": "object", "properties": {
@@ -90,7 +88,7 @@ ATTRIBUTES_METADATA = {"type": "object", "properties": {
 RELEASE_NETWORK = {
     "type": "object", "required": ["name"],
     "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 50, "not": {"enum": [network_obj.ADMIN_NETWORK]}},
+        "name": {"type": "string", "minLength": 1, "maxLength": 50},
         "cidr": {"type": ["string", "null"], "pattern": CIDR["pattern"]},
         "gateway": {"type": ["string", "null"], "format": "ipv4"},
         "ip_range": IP_RANGE,

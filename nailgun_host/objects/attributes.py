@@ -72,7 +72,12 @@ def generators(template):
 
 
 def check_generated(template):
-    """What the schema cannot say of a ``generated`` template: all its values together stay small."""
+    """What the schema cannot say of a ``generated`` template: from_settings names its setting,
+    and all the values together stay small."""
+    for spec in generators(template):
+        if spec["generator"] == "from_settings" and "generator_arg" not in spec:
+            raise errors.InvalidData("The from_settings generator needs a generator_arg, one of {0}".format(
+                ", ".join(SETTINGS_FOR_RELEASES)))
     total = sum(spec.get("length", _DEFAULT_LENGTHS.get(spec.get("generator"), 0))
                 for spec in generators(template))
     if total > MAX_GENERATED_TOTAL:

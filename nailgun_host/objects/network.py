@@ -68,6 +68,8 @@ def check_release_networks(networks_metadata):
 
 def _check_release_network(meta):
     name, cidr = meta["name"], meta.get("cidr")
+    if name == ADMIN_NETWORK:
+        raise errors.InvalidData("'{0}' is the admin network's name; a release may not define it".format(name))
     try:
         net = ipaddress.ip_network(cidr, strict=True) if cidr else None
     except ValueError as exc:
@@ -77,8 +79,10 @@ def _check_release_network(meta):
     addresses = list(meta.get("ip_range") or [])
     if meta.get("gateway"):
         addresses.append(meta["gateway"])
+    if addresses and net is None:
+        raise errors.InvalidData("Network '{0}' has a gateway or IP range but no CIDR".format(name))
     for address in addresses:
-        if net is None or ipaddress.ip_address(address) not in net:
+        if ipaddress.ip_address(address) not in net:
             raise errors.InvalidData(
                 "Address '{0}' is outside the CIDR {1} of network '{2}'".format(address, cidr, name))
     if meta.get("ip_range"):
