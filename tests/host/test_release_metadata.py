@@ -253,7 +253,7 @@ def valid_releases(draw):
         provider["config"] = _defaults("networks_metadata")["neutron"]["config"]
     return _release(
         attributes_metadata={"editable": draw(EDITABLE), "generated": draw(GENERATED)},
-        networks_metadata={"neutron": provider},
+        networks_metadata={draw(st.sampled_from(["neutron", "nova_network"])): provider},
         roles_metadata=roles,
         network_roles_metadata=draw(network_roles([n["name"] for n in networks])))
 
@@ -271,8 +271,10 @@ def _no_server_error(response):
 def test_an_accepted_release_never_breaks_clusters_made_from_it(app, env, data):
     """Create, assign a controller, read deployment defaults, clone the release: no 5xx."""
     release = app.post_json(RELEASES, data, status=201).json
+    provider = next(iter(data["networks_metadata"]))
     cluster = _no_server_error(app.post_json("/api/v1/clusters/", {
-        "name": "C{0}".format(next(_numbers)), "release_id": release["id"]}, expect_errors=True))
+        "name": "C{0}".format(next(_numbers)), "release_id": release["id"], "net_provider": provider},
+        expect_errors=True))
     assert cluster.status_int == 201, cluster.text
     cluster_id = cluster.json["id"]
     node = env.create_node()
@@ -281,7 +283,7 @@ def test_an_accepted_release_never_breaks_clusters_made_from_it(app, env, data):
     defaults = _no_server_error(app.get(DEFAULTS.format(cluster_id), expect_errors=True))
     if defaults.status_int == 200:
         assert {item["deployment_id"] for item in defaults.json} <= {cluster_id}
-    _no_server_error(app.get("/api/v1/clusters/{0}/network_configuration/neutron/".format(cluster_id),
+    _no_server_error(app.get("/api/v1/clusters/{0}/network_configuration/{1}/".format(cluster_id, provider),
                              expect_errors=True))
     clone = _no_server_error(app.post(CLONE_RELEASE.format(cluster_id, release["id"]), expect_errors=True))
     assert clone.status_int == 200, clone.text
