@@ -174,9 +174,11 @@ def test_a_release_stored_before_validation_answers_400_not_500(app, env, sessio
 
 # -- property: every release the server accepts can be used ---------------------------------
 
+#: text any database stores (the host refuses NUL and lone surrogates in every body)
+TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=20)
 NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=12)
 KEYS = NAMES.filter(lambda key: key != "generator")
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10 ** 6, 10 ** 6), st.text(max_size=20),
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10 ** 6, 10 ** 6), TEXT,
                     st.sampled_from(["{settings.MASTER_IP}", "env_{cluster.id}", "{unknown}"]))
 GENERATORS = st.one_of(
     st.fixed_dictionaries({"generator": st.sampled_from(["password", "hexstring"])},
@@ -191,7 +193,7 @@ GENERATED = st.dictionaries(KEYS, st.recursive(
     max_leaves=8), max_size=5)
 FIELDS = st.fixed_dictionaries(
     {"value": st.recursive(SCALARS, lambda c: st.lists(c, max_size=3), max_leaves=4)},
-    optional={"type": st.sampled_from(["checkbox", "text", "radio", "password"]), "label": st.text(max_size=10),
+    optional={"type": st.sampled_from(["checkbox", "text", "radio", "password"]), "label": TEXT,
               "weight": st.integers(0, 100),
               "values": st.lists(st.fixed_dictionaries({"data": SCALARS}), max_size=2)})
 EDITABLE = st.dictionaries(KEYS, st.dictionaries(KEYS, FIELDS, max_size=3), max_size=4)
@@ -242,11 +244,11 @@ def valid_releases(draw):
     role_names = ["controller"] + draw(st.lists(NAMES, max_size=4, unique=True))
     role_names = list(dict.fromkeys(role_names))
     roles = {name: draw(st.fixed_dictionaries({}, optional={
-        "name": st.text(max_size=10), "conflicts": st.lists(st.sampled_from(role_names), unique=True),
+        "name": TEXT, "conflicts": st.lists(st.sampled_from(role_names), unique=True),
         "has_primary": st.booleans(), "public_ip_required": st.booleans(),
         "restrictions": st.lists(st.fixed_dictionaries(
             {"condition": st.sampled_from(["settings:common.debug.value == true", "cluster:mode == 'x'", ""])},
-            optional={"message": st.text(max_size=10)}), max_size=2)})) for name in role_names}
+            optional={"message": TEXT}), max_size=2)})) for name in role_names}
     networks = draw(release_networks())
     provider = {"networks": networks}
     if draw(st.booleans()):
@@ -292,16 +294,16 @@ def test_an_accepted_release_never_breaks_clusters_made_from_it(app, env, data):
 
 #: (field, wrong value) pairs: kinds of metadata a cluster cannot be built from
 WRONG_METADATA = st.one_of(
-    st.tuples(st.just("length"), st.one_of(st.integers(max_value=0),
-                                           st.integers(min_value=attributes.MAX_GENERATED_LENGTH + 1),
-                                           st.text(), st.floats(allow_nan=False), st.booleans(), st.none())),
-    st.tuples(st.just("generator"), st.one_of(st.text().filter(lambda t: t not in attributes.GENERATORS),
-                                              st.integers(), st.lists(st.text(), max_size=2))),
-    st.tuples(st.just("generator_arg"), st.text().filter(lambda t: t not in attributes.SETTINGS_FOR_RELEASES)),
+    st.tuples(st.just("length"), st.one_of(
+        st.integers(max_value=0), st.integers(min_value=attributes.MAX_GENERATED_LENGTH + 1), TEXT,
+        st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none())),
+    st.tuples(st.just("generator"), st.one_of(TEXT.filter(lambda t: t not in attributes.GENERATORS),
+                                              st.integers(), st.lists(TEXT, max_size=2))),
+    st.tuples(st.just("generator_arg"), TEXT.filter(lambda t: t not in attributes.SETTINGS_FOR_RELEASES)),
     st.tuples(st.just("cidr"), st.one_of(
         st.integers(31, 32).map("192.168.0.0/{0}".format), st.integers(33, 99).map("192.168.0.0/{0}".format),
-        st.integers(1, 255).map("192.168.0.{0}/24".format), st.text(max_size=20))),
-    st.tuples(st.just("role"), st.one_of(st.text(), st.integers(), st.lists(st.text(), max_size=2), st.none())),
+        st.integers(1, 255).map("192.168.0.{0}/24".format), TEXT)),
+    st.tuples(st.just("role"), st.one_of(TEXT, st.integers(), st.lists(TEXT, max_size=2), st.none())),
     st.tuples(st.just("network_role"), st.sampled_from(["id", "default_mapping"])),
 )
 
