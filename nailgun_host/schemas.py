@@ -72,6 +72,8 @@ GENERATOR = {
         "generator_arg": {"enum": list(attributes_obj.SETTINGS_FOR_RELEASES)},
     },
 }
+#: a value of a ``generated`` tree: nested sections, lists and values, any of them a GENERATOR
+#: (a local reference, resolved in the ``definitions`` of RELEASE_UPDATE and RELEASE_CREATE)
 _GENERATED_VALUE = {"$ref": "#/definitions/generated_value"}
 EDITABLE_FIELD = {"type": "object", "properties": {
     "type": {"type": "string"}, "label": {"type": "string"}, "weight": {"type": "number"},
@@ -81,7 +83,7 @@ EDITABLE_SECTION = {"type": "object", "properties": {"metadata": {"type": "objec
                     "additionalProperties": EDITABLE_FIELD}
 ATTRIBUTES_METADATA = {"type": "object", "properties": {
     "editable": {"type": "object", "additionalProperties": EDITABLE_SECTION},
-    # a section or template whose own keys are generators' values (sections nest)
+    # a tree of sections whose leaves are values or generators; never a generator itself
     "generated": {"type": "object", "additionalProperties": _GENERATED_VALUE,
                   "not": {"required": ["generator"]}},
 }}
