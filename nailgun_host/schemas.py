@@ -3,6 +3,7 @@
 Handlers validate bodies against these through ``api.base.json_body``; what a schema
 cannot say (a gateway inside its CIDR, a free name) is checked by the objects.
 """
+from nailgun_host.objects import attributes as attributes_obj
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
@@ -58,11 +59,84 @@ NODEGROUP_UPDATE = {"type": "object", "required": ["name"], "properties": {"name
 
 # -- releases --------------------------------------------------------------------------------
 
-_RELEASE_METADATA = {key: {"type": "object"} for key in (
-    "modes_metadata", "roles_metadata", "attributes_metadata", "networks_metadata")}
-_RELEASE_METADATA.update({key: {"type": "array"} for key in (
-    "network_roles_metadata", "components_metadata", "deployment_tasks")})
-_RELEASE_METADATA["extensions"] = {"type": "array", "items": {"type": "string"}}
+# A release's metadata is what every cluster made from it is built of, so it is held to the
+# shapes the clusters' code reads; what a schema cannot say is checked by release_obj.check_metadata.
+
+#: one ``generated`` entry that makes a value; from_settings reads only a few harmless settings
+#: (that it needs ``generator_arg`` is checked by attributes.check_generated, with a clearer message)
+GENERATOR = {
+    "type": "object", "required": ["generator"], "additionalProperties": False,
+    "properties": {
+        "generator": {"enum": list(attributes_obj.GENERATORS)},
+        "length": {"type": "integer", "minimum": 1, "maximum": attributes_obj.MAX_GENERATED_LENGTH},
+        "generator_arg": {"enum": list(attributes_obj.SETTINGS_FOR_RELEASES)},
+    },
+}
+#: a value of a ``generated`` tree: nested sections, lists and values, any of them a GENERATOR
+#: (a local reference, resolved in the ``definitions`` of RELEASE_UPDATE and RELEASE_CREATE)
+_GENERATED_VALUE = {"$ref": "#/definitions/generated_value"}
+EDITABLE_FIELD = {"type": "object", "properties": {
+    "type": {"type": "string"}, "label": {"type": "string"}, "weight": {"type": "number"},
+    "values": {"type": "array", "items": {"type": "object", "required": ["data"]}},
+}}
+EDITABLE_SECTION = {"type": "object", "properties": {"metadata": {"type": "object"}},
+                    "additionalProperties": EDITABLE_FIELD}
+ATTRIBUTES_METADATA = {"type": "object", "properties": {
+    "editable": {"type": "object", "additionalProperties": EDITABLE_SECTION},
+    # a tree of sections whose leaves are values or generators; never a generator itself
+    "generated": {"type": "object", "additionalProperties": _GENERATED_VALUE,
+                  "not": {"required": ["generator"]}},
+}}
+RELEASE_NETWORK = {
+    "type": "object", "required": ["name"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 50},
+        "cidr": {"type": ["string", "null"], "pattern": CIDR["pattern"]},
+        "gateway": {"type": ["string", "null"], "format": "ipv4"},
+        "ip_range": IP_RANGE,
+        "vlan_start": {"type": ["integer", "null"], "minimum": 1, "maximum": 4094},
+        "use_gateway": {"type": "boolean"},
+        "notation": {"enum": ["cidr", "ip_ranges", None]},
+        "render_type": {"type": ["string", "null"]},
+        "map_priority": {"type": "integer"},
+        "configurable": {"type": "boolean"},
+        "floating_range_var": {"type": "string"},
+        "neutron_vlan_range": {"type": "boolean"},
+        "seg_type": {"type": "string"},
+    },
+}
+NETWORKS_METADATA = {"type": "object", "additionalProperties": {
+    "type": "object", "properties": {
+        "networks": {"type": "array", "items": RELEASE_NETWORK},
+        "config": NETWORKING_PARAMETERS}}}
+ROLE = {"type": "object", "properties": {
+    "name": {"type": "string"}, "description": {"type": "string"},
+    "conflicts": STRINGS, "has_primary": {"type": "boolean"}, "public_ip_required": {"type": "boolean"},
+    "weight": {"type": "integer"}, "tags": STRINGS,
+    "restrictions": {"type": "array", "items": {
+        "type": "object", "required": ["condition"],
+        "properties": {"condition": {"type": "string"}, "message": {"type": "string"}}}},
+}}
+ROLES_METADATA = {"type": "object", "additionalProperties": ROLE}
+NETWORK_ROLES_METADATA = {"type": "array", "items": {
+    "type": "object", "required": ["id", "default_mapping"],
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "default_mapping": {"type": "string", "minLength": 1, "maxLength": 50},
+        "properties": {"type": "object", "properties": {
+            "subnet": {"type": "boolean"}, "gateway": {"type": "boolean"},
+            "vip": {"type": "array", "items": {
+                "type": "object", "required": ["name"],
+                "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 50},
+                               "namespace": {"type": ["string", "null"], "maxLength": 50},
+                               "node_roles": STRINGS, "alias": {"type": "string"}}}}}},
+    }}}
+_RELEASE_METADATA = {
+    "attributes_metadata": ATTRIBUTES_METADATA, "networks_metadata": NETWORKS_METADATA,
+    "roles_metadata": ROLES_METADATA, "network_roles_metadata": NETWORK_ROLES_METADATA,
+    "modes_metadata": {"type": "object"}, "components_metadata": {"type": "array"},
+    "deployment_tasks": {"type": "array"}, "extensions": {"type": "array", "items": {"type": "string"}},
+}
 RELEASE_UPDATE = {
     "type": "object",
     "properties": dict({
@@ -72,6 +146,9 @@ RELEASE_UPDATE = {
         "operating_system": {"type": "string", "minLength": 1, "maxLength": 50},
         "state": {"enum": list(release_obj.STATES)},
     }, **_RELEASE_METADATA),
+    "definitions": {"generated_value": {
+        "additionalProperties": _GENERATED_VALUE, "items": _GENERATED_VALUE,
+        "dependencies": {"generator": GENERATOR}}},
 }
 RELEASE_CREATE = dict(RELEASE_UPDATE, required=["name", "version", "operating_system"])
 

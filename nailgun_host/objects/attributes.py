@@ -7,23 +7,83 @@ import secrets
 import string
 import uuid
 
+from nailgun_host import errors
 from nailgun_host.settings import settings
+
+#: the generators a release's ``generated`` template may name
+GENERATORS = ("password", "hexstring", "uuid4", "random_int", "from_settings")
+#: the only settings ``from_settings`` reads: what Fuel's releases used it for, nothing secret
+SETTINGS_FOR_RELEASES = ("MASTER_IP", "DNS_DOMAIN")
+#: the largest ``length`` of a password or hexstring: credentials, not bulk data
+MAX_GENERATED_LENGTH = 4096
+#: characters all generators of one template make together, so creating a cluster stays cheap
+MAX_GENERATED_TOTAL = 64 * 1024
+_DEFAULT_LENGTHS = {"password": 24, "hexstring": 32, "uuid4": 36, "random_int": 10, "from_settings": 0}
 
 
 def _generate(spec):
-    kind = spec["generator"]
+    kind = spec.get("generator")
+    length = spec.get("length", _DEFAULT_LENGTHS.get(kind))
+    if kind in ("password", "hexstring") and not (
+            type(length) is int and 1 <= length <= MAX_GENERATED_LENGTH):
+        raise errors.InvalidData("Generator length must be an integer from 1 to {0}, not {1!r}".format(
+            MAX_GENERATED_LENGTH, length))
     if kind == "password":
-        alphabet = string.ascii_letters + string.digits
-        return "".join(secrets.choice(alphabet) for _ in range(int(spec.get("length", 24))))
+        return _password(length)
     if kind == "hexstring":
-        return secrets.token_hex(int(spec.get("length", 32)) // 2)
+        return secrets.token_hex((length + 1) // 2)[:length]
     if kind == "uuid4":
         return str(uuid.uuid4())
     if kind == "random_int":
         return random.SystemRandom().randint(1, 2 ** 31 - 1)
-    if kind == "from_settings":
+    if kind == "from_settings" and spec.get("generator_arg") in SETTINGS_FOR_RELEASES:
         return settings.get(spec["generator_arg"])
-    raise ValueError("unknown attribute generator {0!r}".format(kind))
+    raise errors.InvalidData("The release's generated attributes name an unknown generator ({0!r}) "
+                             "or a setting it may not read".format(kind))
+
+
+_ALPHABET = string.ascii_letters + string.digits
+#: random bytes below 248 (4 x 62) map evenly onto the alphabet; the others are dropped
+_TO_ALPHABET = bytes(ord(_ALPHABET[b % len(_ALPHABET)]) for b in range(256))
+_UNEVEN = bytes(range(4 * len(_ALPHABET), 256))
+
+
+def _password(length):
+    """``length`` uniformly random letters and digits, made in bulk: secrets.choice per
+    character took half a second for a template's largest total."""
+    result = b""
+    while len(result) < length:
+        result += secrets.token_bytes(length - len(result) + 16).translate(_TO_ALPHABET, _UNEVEN)
+    return result[:length].decode("ascii")
+
+
+def generators(template):
+    """Every generator spec of a ``generated`` template (a dict with a ``generator`` key)."""
+    stack = [template]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if "generator" in value:
+                yield value
+            else:
+                stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+
+
+def check_generated(template):
+    """What the schema cannot say of a ``generated`` template: from_settings names its setting,
+    and all the values together stay small."""
+    for spec in generators(template):
+        if spec["generator"] == "from_settings" and "generator_arg" not in spec:
+            raise errors.InvalidData("The from_settings generator needs a generator_arg, one of {0}".format(
+                ", ".join(SETTINGS_FOR_RELEASES)))
+    total = sum(spec.get("length", _DEFAULT_LENGTHS.get(spec.get("generator"), 0))
+                for spec in generators(template))
+    if total > MAX_GENERATED_TOTAL:
+        raise errors.InvalidData(
+            "The generated attributes would take {0} characters; at most {1} are allowed".format(
+                total, MAX_GENERATED_TOTAL))
 
 
 def generate_attributes(template, context):

@@ -53,6 +53,58 @@ def ranges_from_meta(meta, cidr):
     return []
 
 
+def check_release_networks(networks_metadata):
+    """What a schema cannot say of a release's networks: real CIDRs with room for addresses,
+    gateways and ranges inside them, one network per name; the config as a cluster would get it."""
+    for provider, metadata in networks_metadata.items():
+        names = set()
+        for meta in metadata.get("networks", []):
+            if meta["name"] in names:
+                raise errors.InvalidData("Network '{0}' of '{1}' is given twice".format(meta["name"], provider))
+            names.add(meta["name"])
+            _check_release_network(meta)
+        _check_networking_parameters(metadata.get("config", {}))
+
+
+def _check_release_network(meta):
+    name, cidr = meta["name"], meta.get("cidr")
+    if name == ADMIN_NETWORK:
+        raise errors.InvalidData("'{0}' is the admin network's name; a release may not define it".format(name))
+    try:
+        net = ipaddress.ip_network(cidr, strict=True) if cidr else None
+    except ValueError as exc:
+        raise errors.InvalidData("Invalid CIDR '{0}' of network '{1}': {2}".format(cidr, name, exc))
+    if net is not None and net.num_addresses < 4:
+        raise errors.InvalidData("CIDR '{0}' of network '{1}' has no room for addresses".format(cidr, name))
+    addresses = list(meta.get("ip_range") or [])
+    if meta.get("gateway"):
+        addresses.append(meta["gateway"])
+    if addresses and net is None:
+        raise errors.InvalidData("Network '{0}' has a gateway or IP range but no CIDR".format(name))
+    for address in addresses:
+        if ipaddress.ip_address(address) not in net:
+            raise errors.InvalidData(
+                "Address '{0}' is outside the CIDR {1} of network '{2}'".format(address, cidr, name))
+    if meta.get("ip_range"):
+        first, last = meta["ip_range"]
+        if ipaddress.ip_address(first) > ipaddress.ip_address(last):
+            raise errors.InvalidData("IP range {0}-{1} of network '{2}' is reversed".format(first, last, name))
+
+
+def check_network_roles(network_roles):
+    """One network role per id and one VIP per name in a network: VIPs are found by (network, name)."""
+    ids, vips = set(), set()
+    for role in network_roles:
+        if role["id"] in ids:
+            raise errors.InvalidData("Network role '{0}' is given twice".format(role["id"]))
+        ids.add(role["id"])
+        for vip in (role.get("properties") or {}).get("vip") or []:
+            key = (role["default_mapping"], vip["name"])
+            if key in vips:
+                raise errors.InvalidData("VIP '{1}' of network '{0}' is given twice".format(*key))
+            vips.add(key)
+
+
 def create_networks_for_group(cluster, node_group):
     """The node group's networks as the release's metadata describes them."""
     metadata = cluster.release.networks_metadata.get(cluster.net_provider, {})

@@ -8,6 +8,7 @@ import yaml
 from nailgun_host import errors
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Release
+from nailgun_host.objects import attributes, network
 from nailgun_host.settings import settings
 
 DEFAULTS_FILE = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "release_defaults.yaml")
@@ -79,8 +80,20 @@ def check_unique(name, version, release=None):
         raise errors.AlreadyExists("Release with name '{0}' and version '{1}' already exists".format(name, version))
 
 
+def check_metadata(data):
+    """What the release schemas cannot say of the metadata in ``data``: checked before any write,
+    so a release the server accepts never breaks a cluster made from it."""
+    if "attributes_metadata" in data:
+        attributes.check_generated(data["attributes_metadata"].get("generated", {}))
+    if "networks_metadata" in data:
+        network.check_release_networks(data["networks_metadata"])
+    if "network_roles_metadata" in data:
+        network.check_network_roles(data["network_roles_metadata"])
+
+
 def create(data):
     check_unique(data["name"], data["version"])
+    check_metadata(data)
     defaults = release_defaults()
     fields = {key: data[key] for key in ("name", "version", "description", "operating_system", "state")
               if key in data}
@@ -94,6 +107,7 @@ def create(data):
 
 def update(release, data):
     check_unique(data.get("name", release.name), data.get("version", release.version), release)
+    check_metadata(data)
     for key in ("name", "version", "description", "operating_system", "state") + METADATA_FIELDS:
         if key in data:
             setattr(release, key, copy.deepcopy(data[key]))

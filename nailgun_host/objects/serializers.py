@@ -14,7 +14,7 @@ def _common(cluster):
         "release": {"id": cluster.release.id, "name": cluster.release.name,
                     "version": cluster.release.version,
                     "operating_system": cluster.release.operating_system},
-        "deployment_id": cluster.generated_attributes.get("deployment_id"),
+        "deployment_id": cluster.id,  # Nailgun's: the server's number, never the release's template
         "deployment_mode": cluster.mode,
         "quantum": cluster.net_provider == "neutron",
         "quantum_settings": {"L2": copy.deepcopy(cluster.networking_parameters)},

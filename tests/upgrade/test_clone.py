@@ -37,7 +37,7 @@ def test_clone_copies_generated_credentials_but_never_returns_them(upgrade_env, 
         secret = orig.generated_attributes[section][key]
         assert seed.generated_attributes[section][key] == secret
         assert secret not in response.text
-    assert seed.generated_attributes["deployment_id"] == orig.generated_attributes["deployment_id"]
+    assert seed.generated_attributes["fuel_uuid"] == orig.generated_attributes["fuel_uuid"]
     # 9.0 drops the orig's provision data: the seed keeps its own image
     assert seed.generated_attributes["provision"]["image_data"]["/"]["uri"].endswith(
         "env_{0}_ubuntu_1404_amd64.img.gz".format(seed.id))
