@@ -21,6 +21,7 @@ BAD_BODIES = [
     (b"\xff\xfe", "Invalid json received"),
     (b'{"a": NaN}', "Invalid json received"),
     (b'{"a": "\\ud800"}', "Invalid json received"),
+    (b'{"a": "\xed\xa0\x80"}', "Invalid json received"),  # an unpaired surrogate as raw UTF-8 bytes
     (b'{"a": 1e400}', "Numbers must be finite; one in the request is too large"),
     (b'[{"a": "x\\u0000"}]', "Values must not contain NUL characters"),
     (b'{"a": ' * 101 + b"1" + b"}" * 101, "Values must not nest deeper than 100 levels"),
