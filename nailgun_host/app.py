@@ -86,8 +86,10 @@ def error_response(exc):
         _drop_header("Content-Type")
         return _json_error(exc.status, exc.message, exc.errors, exc.headers)
     if isinstance(exc, sqlalchemy.exc.IntegrityError):
-        LOG.info("Integrity error: %s", exc)
-        return _json_error(409, "The request conflicts with the stored data", [str(exc.orig).splitlines()[0]])
+        # The database's words name tables and constraints (and its DETAIL line, values):
+        # the client gets none of them, the log only the first line, without SQL or parameters.
+        LOG.debug("Integrity error in %s %s: %s", web.ctx.method, web.ctx.path, str(exc.orig).splitlines()[0])
+        return _json_error(409, "The request conflicts with the stored data")
     if isinstance(exc, OverflowError):  # SQLite's DataError: a number beyond its 64-bit integers
         return _json_error(400, "The request contains invalid data", [str(exc)])
     if isinstance(exc, sqlalchemy.exc.DataError):
