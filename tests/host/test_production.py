@@ -1,0 +1,129 @@
+"""The README's production recipe, run as printed: slow clients.
+
+The server command is read from the README's Production section, so the recipe that is
+documented is the one that is tested. Waits are generous bounds on "is it served at all",
+never measurements of speed.
+"""
+import contextlib
+import http.client
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import free_port
+from tests.test_readme import fenced_blocks, section
+
+#: how long a request that must be served may take before the test calls it stuck
+#: (gunicorn's sync workers hold stalled clients for their 30 s timeout)
+SERVED_WITHIN = 20
+#: what a slow client promises and never sends in full
+PROMISED = 1000
+BIN = os.path.dirname(sys.executable)
+
+
+def recipe_command(port, *extra):
+    """The README's server command, listening on a loopback port instead of 0.0.0.0:8000."""
+    blocks = [content for info, content in fenced_blocks(section("Production")) if info == "bash"]
+    lines = [line for block in blocks for line in block.splitlines() if line.startswith("waitress-serve ")]
+    assert len(lines) == 1, "the Production section shows one waitress-serve command"
+    args = [arg.replace("0.0.0.0:8000", "127.0.0.1:{0}".format(port)) for arg in shlex.split(lines[0], comments=True)]
+    return [os.path.join(BIN, args[0])] + args[1:-1] + list(extra) + args[-1:]
+
+
+@contextlib.contextmanager
+def recipe_server(db_url, *extra):
+    """The recipe's server on a free loopback port with ``NAILGUN_DB_URL=db_url``; yields the port."""
+    port = free_port()
+    process = subprocess.Popen(recipe_command(port, *extra), env=dict(os.environ, NAILGUN_DB_URL=db_url),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "the recipe's server exited with {0}".format(process.returncode)
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            assert time.monotonic() < deadline, "the recipe's server did not start listening"
+            time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def request(port, method, path, body=None, timeout=SERVED_WITHIN):
+    """``(status, headers, JSON body)`` of one request; the answer must be JSON."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request(method, path, body=None if body is None else json.dumps(body),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        data = response.read()
+        assert response.getheader("Content-Type", "").startswith("application/json"), data[:200]
+        return response.status, response.headers, json.loads(data)
+    finally:
+        connection.close()
+
+
+def stall(port):
+    """A client that sends its headers, promises PROMISED bytes of body, and sends none of them."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=SERVED_WITHIN * 3)
+    sock.sendall("POST /api/v1/releases/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 "Content-Length: {0}\r\n\r\n".format(PROMISED).encode())
+    return sock
+
+
+def read_answer(sock):
+    """Everything the server sends until it closes the connection or the answer is complete."""
+    response = http.client.HTTPResponse(sock)
+    try:
+        response.begin()
+    except (http.client.RemoteDisconnected, ConnectionResetError):
+        return None, b""
+    return response, response.read()
+
+
+def test_four_stalled_clients_do_not_stop_a_fifth(migrated_db, db_url):
+    with recipe_server(db_url) as port:
+        stalled = [stall(port) for _ in range(4)]
+        try:
+            status, _, releases = request(port, "GET", "/api/v1/releases/")
+            assert (status, releases) == (200, [])
+            status, _, created = request(port, "POST", "/api/v1/releases/", {
+                "name": "fifth", "version": "v-9.0", "operating_system": "Ubuntu"})
+            assert status == 201 and created["name"] == "fifth"
+            # the stalled clients finally send their bodies, and get JSON answers
+            for number, sock in enumerate(stalled):
+                body = json.dumps({"name": "slow-{0}".format(number), "version": "v-9.0",
+                                   "operating_system": "Ubuntu"}).encode()
+                sock.sendall(body.ljust(PROMISED))
+                response, data = read_answer(sock)
+                assert response.status == 201 and response.getheader("Content-Type") == "application/json"
+                assert json.loads(data)["name"] == "slow-{0}".format(number)
+        finally:
+            for sock in stalled:
+                sock.close()
+        status, _, releases = request(port, "GET", "/api/v1/releases/")
+        assert sorted(r["name"] for r in releases) == ["fifth", "slow-0", "slow-1", "slow-2", "slow-3"]
+
+
+def test_a_client_that_never_sends_its_body_is_disconnected_without_an_html_error(migrated_db, db_url):
+    """The recipe with a short ``--channel-timeout``: the stalled connection is closed, with no answer or JSON."""
+    with recipe_server(db_url, "--channel-timeout=2", "--cleanup-interval=1") as port:
+        sock = stall(port)
+        try:
+            response, data = read_answer(sock)
+        finally:
+            sock.close()
+        assert response is None or response.getheader("Content-Type") == "application/json", data[:200]
+        assert b"<html" not in data.lower()
+        assert request(port, "GET", "/api/v1/releases/")[0] == 200
