@@ -1,6 +1,7 @@
 """The API's own description: where to start, version and loaded extensions."""
 import nailgun_host
 from nailgun_host.api.base import BaseHandler
+from nailgun_host.db import get_engine, migration
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import settings
 
@@ -28,3 +29,18 @@ class VersionHandler(BaseHandler):
 class ExtensionListHandler(BaseHandler):
     def GET(self):
         return [extension.to_dict() for extension in get_all_extensions()]
+
+
+class HealthHandler(BaseHandler):
+    """Public, for load balancers and monitoring: can this server answer database routes?
+
+    200 with each part's revision when the database answers and the core and every
+    extension are at their head; 503 (with ``Retry-After``) naming what is wrong otherwise.
+    """
+
+    def GET(self):
+        fault, state = migration.check_database(get_engine())
+        if fault is not None:
+            raise fault
+        return {"status": "ok", "database": get_engine().dialect.name,
+                "migrations": {name: part["current"] for name, part in state.items()}}

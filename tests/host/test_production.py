@@ -1,17 +1,20 @@
-"""The README's production recipe, run as printed: slow clients.
+"""The README's production recipe, run as printed: slow clients, a database that is down or not migrated.
 
 The server command is read from the README's Production section, so the recipe that is
 documented is the one that is tested. Waits are generous bounds on "is it served at all",
 never measurements of speed.
 """
 import contextlib
+import glob
 import http.client
 import json
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -127,3 +130,96 @@ def test_a_client_that_never_sends_its_body_is_disconnected_without_an_html_erro
         assert response is None or response.getheader("Content-Type") == "application/json", data[:200]
         assert b"<html" not in data.lower()
         assert request(port, "GET", "/api/v1/releases/")[0] == 200
+
+
+def assert_unavailable(port, message):
+    for method, path, body in (("GET", "/api/v1/clusters/", None), ("GET", "/api/v1/nodes/1", None),
+                               ("POST", "/api/v1/releases/", {"name": "r", "version": "v-9.0",
+                                                              "operating_system": "Ubuntu"}),
+                               ("GET", "/api/v1/config/environments", None), ("GET", "/api/v1/health", None)):
+        status, headers, answer = request(port, method, path, body)
+        assert (status, answer["message"]) == (503, message), (method, path, answer)
+        assert int(headers["Retry-After"]) > 0
+    status, _, version = request(port, "GET", "/api/v1/version")
+    assert status == 200 and version["release"] == "9.0"
+
+
+def test_a_database_that_does_not_answer_is_503_with_retry_after(migrated_db):
+    closed = "postgresql+psycopg://nailgun:nailgun@127.0.0.1:{0}/nailgun".format(free_port())
+    with recipe_server(closed) as port:
+        assert_unavailable(port, "The database is unavailable; try again later")
+
+
+def test_workers_on_an_unmigrated_database_answer_503_naming_nailgun_syncdb(migrated_db, tmp_path):
+    url = "sqlite:///" + str(tmp_path / "unmigrated.db")
+    with recipe_server(url) as port:
+        assert_unavailable(port, "The database is not migrated: run nailgun-syncdb")
+        _, _, health = request(port, "GET", "/api/v1/health")
+        assert {"core is at no revision"} <= {e.split(",")[0] for e in health["errors"]}
+        subprocess.run([os.path.join(BIN, "nailgun-syncdb"), "--db-url", url], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # migrated under the running server: it serves without a restart
+        status, _, health = request(port, "GET", "/api/v1/health")
+        assert status == 200 and set(health["migrations"]) == {"core", "cluster_upgrade", "configdb"}
+        assert request(port, "GET", "/api/v1/clusters/")[:3:2] == (200, [])
+
+
+@contextlib.contextmanager
+def own_postgresql():
+    """A PostgreSQL cluster of this test's own, in a temporary directory: the test may stop it.
+
+    Never the shared one. Needs the server's binaries and root (to run them as ``postgres``).
+    """
+    if not os.environ.get("NAILGUN_TEST_DB_URL", "").startswith("postgresql"):
+        pytest.skip("stops a PostgreSQL server of its own: runs with the PostgreSQL suite (NAILGUN_TEST_DB_URL)")
+    binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+    if not binaries or os.geteuid() != 0:
+        pytest.skip("needs PostgreSQL's server binaries and root to run them as the postgres user")
+    # not pytest's tmp_path: the postgres user cannot enter root's pytest directories
+    data = tempfile.mkdtemp(prefix="nailgun-test-pg-")
+    shutil.chown(data, "postgres")
+    port = free_port()
+
+    def run(*command):
+        subprocess.run(["runuser", "-u", "postgres", "--", os.path.join(binaries[-1], command[0])] + list(command[1:]),
+                       check=True, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    run("initdb", "-D", data, "-A", "trust", "-U", "postgres")
+    options = "-p {0} -k {1} -c listen_addresses=127.0.0.1".format(port, data)
+
+    def start():
+        run("pg_ctl", "-D", data, "-o", options, "-w", "start")
+
+    def stop():
+        run("pg_ctl", "-D", data, "-m", "fast", "-w", "stop")
+
+    start()
+    try:
+        run("createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "nailgun")
+        yield "postgresql+psycopg://postgres@127.0.0.1:{0}/nailgun".format(port), start, stop
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            stop()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def test_postgresql_going_down_is_503_and_coming_back_serves_again():
+    with own_postgresql() as (url, start, stop):
+        subprocess.run([os.path.join(BIN, "nailgun-syncdb"), "--db-url", url], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with recipe_server(url) as port:
+            assert request(port, "GET", "/api/v1/clusters/")[:3:2] == (200, [])
+            stop()
+            assert_unavailable(port, "The database is unavailable; try again later")
+            start()
+            assert request(port, "GET", "/api/v1/health")[0] == 200
+            status, _, created = request(port, "POST", "/api/v1/releases/", {
+                "name": "back", "version": "v-9.0", "operating_system": "Ubuntu"})
+            assert status == 201 and request(port, "GET", "/api/v1/releases/")[2] == [created]
+
+
+def test_health_names_each_part_at_its_head(app):
+    health = app.get("/api/v1/health").json
+    assert health["status"] == "ok"
+    assert set(health["migrations"]) == {"core", "cluster_upgrade", "configdb"}
+    assert all(len(revisions) == 1 for revisions in health["migrations"].values())
