@@ -9,6 +9,7 @@ import glob
 import http.client
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -20,6 +21,7 @@ import time
 import pytest
 
 from tests.conftest import free_port
+from tests.host.test_input_rules import all_routes, methods
 from tests.test_readme import fenced_blocks, section
 
 #: how long a request that must be served may take before the test calls it stuck
@@ -144,10 +146,35 @@ def assert_unavailable(port, message):
     assert status == 200 and version["release"] == "9.0"
 
 
+#: the routes that answer without the database
+WITHOUT_DATABASE = {"/", "/version", "/extensions"}
+#: a value for each placeholder that is not an id
+PLACEHOLDERS = {"provider": "neutron", "levels": "nodes/1/", "resource": "1", "kind": "values",
+                "operation": "set", "path": "name"}
+
+
 def test_a_database_that_does_not_answer_is_503_with_retry_after(migrated_db):
     closed = "postgresql+psycopg://nailgun:nailgun@127.0.0.1:{0}/nailgun".format(free_port())
     with recipe_server(closed) as port:
         assert_unavailable(port, "The database is unavailable; try again later")
+        # every route and method of every URL map: a 503 with Retry-After, or a 4xx the
+        # request earns without the database; GETs of database routes are always 503
+        wrong = []
+        for entry in all_routes():
+            path = "/api/v1" + re.sub(r"<([a-z_]+)>", lambda m: PLACEHOLDERS.get(m.group(1), "1"),
+                                      entry["template"]).replace("//", "/")
+            for method in methods(entry["handler"]):
+                body = {} if method in ("POST", "PUT", "PATCH") else None
+                status, headers, answer = request(port, method, path, body)
+                if entry["template"] in WITHOUT_DATABASE:
+                    ok = status == 200
+                elif status == 503:
+                    ok = int(headers["Retry-After"]) > 0
+                else:
+                    ok = method != "GET" and 400 <= status < 500
+                if not ok:
+                    wrong.append((method, path, status, answer["message"]))
+        assert wrong == []
 
 
 def test_workers_on_an_unmigrated_database_answer_503_naming_nailgun_syncdb(migrated_db, tmp_path):
