@@ -153,34 +153,39 @@ PLACEHOLDERS = {"provider": "neutron", "levels": "nodes/1/", "resource": "1", "k
                 "operation": "set", "path": "name"}
 
 
+def assert_every_route_unavailable(port):
+    """Every route and method of every URL map: a 503 with Retry-After, or a 4xx the request
+    earns without the database; GETs of database routes are always 503."""
+    wrong = []
+    for entry in all_routes():
+        path = "/api/v1" + re.sub(r"<([a-z_]+)>", lambda m: PLACEHOLDERS.get(m.group(1), "1"),
+                                  entry["template"]).replace("//", "/")
+        for method in methods(entry["handler"]):
+            body = {} if method in ("POST", "PUT", "PATCH") else None
+            status, headers, answer = request(port, method, path, body)
+            if entry["template"] in WITHOUT_DATABASE:
+                ok = status == 200
+            elif status == 503:
+                ok = int(headers["Retry-After"]) > 0
+            else:
+                ok = method != "GET" and 400 <= status < 500
+            if not ok:
+                wrong.append((method, path, status, answer["message"]))
+    assert wrong == []
+
+
 def test_a_database_that_does_not_answer_is_503_with_retry_after(migrated_db):
     closed = "postgresql+psycopg://nailgun:nailgun@127.0.0.1:{0}/nailgun".format(free_port())
     with recipe_server(closed) as port:
         assert_unavailable(port, "The database is unavailable; try again later")
-        # every route and method of every URL map: a 503 with Retry-After, or a 4xx the
-        # request earns without the database; GETs of database routes are always 503
-        wrong = []
-        for entry in all_routes():
-            path = "/api/v1" + re.sub(r"<([a-z_]+)>", lambda m: PLACEHOLDERS.get(m.group(1), "1"),
-                                      entry["template"]).replace("//", "/")
-            for method in methods(entry["handler"]):
-                body = {} if method in ("POST", "PUT", "PATCH") else None
-                status, headers, answer = request(port, method, path, body)
-                if entry["template"] in WITHOUT_DATABASE:
-                    ok = status == 200
-                elif status == 503:
-                    ok = int(headers["Retry-After"]) > 0
-                else:
-                    ok = method != "GET" and 400 <= status < 500
-                if not ok:
-                    wrong.append((method, path, status, answer["message"]))
-        assert wrong == []
+        assert_every_route_unavailable(port)
 
 
 def test_workers_on_an_unmigrated_database_answer_503_naming_nailgun_syncdb(migrated_db, tmp_path):
     url = "sqlite:///" + str(tmp_path / "unmigrated.db")
     with recipe_server(url) as port:
         assert_unavailable(port, "The database is not migrated: run nailgun-syncdb")
+        assert_every_route_unavailable(port)
         _, _, health = request(port, "GET", "/api/v1/health")
         assert {"core is at no revision"} <= {e.split(",")[0] for e in health["errors"]}
         subprocess.run([os.path.join(BIN, "nailgun-syncdb"), "--db-url", url], check=True,
