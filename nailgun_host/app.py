@@ -2,9 +2,10 @@
 
 Every request passes through ``handle_request`` before its handler. It is the one
 place for what applies to all of them: the per-request database transaction (commit
-on success, roll back on any error), turning every error into a JSON body, and (later)
-authentication and request statistics. The body size cap is enforced where the body
-is read (``api.base.request_body``).
+on success, roll back on any error), turning every error into a JSON body (a database
+that is down or not migrated is the deployment's fault: 503 with ``Retry-After``), and
+(later) authentication and request statistics. The body size cap is enforced where the
+body is read (``api.base.request_body``).
 """
 import json
 import logging
