@@ -15,7 +15,9 @@ COMPONENT_UPDATE = {
     "properties": {
         "id": ID,
         "name": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": NO_NUL},
-        "resource_definitions": {"type": "array", "items": RESOURCE_IN_COMPONENT},
+        # an item names a definition to update (id) or one to create (name)
+        "resource_definitions": {"type": "array", "items": dict(
+            RESOURCE_IN_COMPONENT, anyOf=[{"required": ["id"]}, {"required": ["name"]}])},
     },
     "additionalProperties": False,
 }

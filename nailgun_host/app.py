@@ -2,9 +2,10 @@
 
 Every request passes through ``handle_request`` before its handler. It is the one
 place for what applies to all of them: the per-request database transaction (commit
-on success, roll back on any error), turning every error into a JSON body, and (later)
-authentication and request statistics. The body size cap is enforced where the body
-is read (``api.base.request_body``).
+on success, roll back on any error), turning every error into a JSON body (a database
+that is down or not migrated is the deployment's fault: 503 with ``Retry-After``), and
+(later) authentication and request statistics. The body size cap is enforced where the
+body is read (``api.base.request_body``).
 """
 import json
 import logging
@@ -16,7 +17,7 @@ from oslo_serialization import jsonutils
 from nailgun_host import errors
 from nailgun_host.api import base
 from nailgun_host.api.meta import APIRootHandler
-from nailgun_host.db import db, expect_writes
+from nailgun_host.db import db, expect_writes, get_engine, migration
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.urls import URLS
 
@@ -25,6 +26,11 @@ PREFIXES = ("/api/v1", "/api")
 JSON = "application/json"
 
 web.config.debug = False
+
+#: errors of a database that is unreachable, gone away, busy or without its tables
+_DATABASE_FAULTS = (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError,
+                    sqlalchemy.exc.ProgrammingError, sqlalchemy.exc.DisconnectionError,
+                    sqlalchemy.exc.TimeoutError)
 
 
 def collect_routes(extensions):
@@ -86,14 +92,50 @@ def error_response(exc):
         _drop_header("Content-Type")
         return _json_error(exc.status, exc.message, exc.errors, exc.headers)
     if isinstance(exc, sqlalchemy.exc.IntegrityError):
-        LOG.info("Integrity error: %s", exc)
-        return _json_error(409, "The request conflicts with the stored data", [str(exc.orig).splitlines()[0]])
+        # The database's words name tables and constraints (and its DETAIL line, values):
+        # the client gets none of them, the log only the first line, without SQL or parameters.
+        LOG.debug("Integrity error in %s %s: %s", web.ctx.method, web.ctx.path, str(exc.orig).splitlines()[0])
+        return _json_error(409, "The request conflicts with the stored data")
+    if isinstance(exc, _DATABASE_FAULTS):
+        return _database_fault(exc)
     if isinstance(exc, OverflowError):  # SQLite's DataError: a number beyond its 64-bit integers
         return _json_error(400, "The request contains invalid data", [str(exc)])
     if isinstance(exc, sqlalchemy.exc.DataError):
         return _json_error(400, "The request contains invalid data", [str(exc.orig).splitlines()[0]])
     LOG.error("Unhandled error in %s %s", web.ctx.method, web.ctx.path, exc_info=exc)
     return _json_error(500, "Internal server error")
+
+
+def _database_fault(exc):
+    """503 when the database is down or not migrated (a fault of the deployment, not of the request).
+
+    Which one is asked of the database itself, on a new connection: a missing table on a
+    database at head is a bug (500), and so is any other ProgrammingError.
+    """
+    fault, _state = migration.check_database(get_engine())
+    if fault is None and not isinstance(exc, sqlalchemy.exc.ProgrammingError):
+        LOG.warning("Database error in %s %s: %s", web.ctx.method, web.ctx.path,
+                    str(getattr(exc, "orig", exc)).splitlines()[0])
+        fault = errors.ServiceUnavailable(migration.UNAVAILABLE_MESSAGE)
+    if fault is None:
+        LOG.error("Unhandled error in %s %s", web.ctx.method, web.ctx.path, exc_info=exc)
+        return _json_error(500, "Internal server error")
+    return _json_error(fault.status, fault.message, fault.errors, fault.headers)
+
+
+def _rollback():
+    """Roll the request's transaction back; a connection that is already gone has nothing to undo."""
+    try:
+        db.rollback()
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        LOG.warning("Rollback failed: %s", str(getattr(exc, "orig", exc)).splitlines()[0])
+
+
+def _remove():
+    try:
+        db.remove()
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        LOG.warning("Closing the session failed: %s", str(getattr(exc, "orig", exc)).splitlines()[0])
 
 
 def handle_request(handler):
@@ -107,13 +149,13 @@ def handle_request(handler):
         if web.ctx.status[:1] in "23":
             db.commit()
         else:
-            db.rollback()
+            _rollback()
         raise _jsonify_http_error(exc)
     except Exception as exc:
-        db.rollback()
+        _rollback()
         raise error_response(exc)
     finally:
-        db.remove()
+        _remove()
         expect_writes(True)
 
 
@@ -126,14 +168,14 @@ class NailgunApplication(web.application):
         except web.HTTPError:
             raise
         except Exception as exc:
-            db.rollback()
+            _rollback()
             raise error_response(exc)
 
     def notfound(self):
         return _json_error(404, "Resource not found: {0}".format(web.ctx.path))
 
     def internalerror(self):
-        db.rollback()
+        _rollback()
         return _json_error(500, "Internal server error")
 
 

@@ -60,3 +60,14 @@ class CannotAssignIP(InvalidData):
 
 class RunningTaskExists(Conflict):
     """Another provisioning or deployment task is still running for the cluster."""
+
+
+class ServiceUnavailable(NailgunError):
+    """The database cannot be used now (down, or not migrated): the client may retry later."""
+
+    status = 503
+    #: seconds a client should wait before retrying, sent as ``Retry-After``
+    retry_after = 10
+
+    def __init__(self, message, errors=None):
+        super().__init__(message, errors, {"Retry-After": str(self.retry_after)})

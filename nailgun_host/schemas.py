@@ -225,7 +225,8 @@ INTERFACES = {"type": "array", "items": {
     "type": "object", "required": ["name"],
     "properties": {"name": {"type": "string", "minLength": 1}, "type": {"enum": ["ether", "bond"]},
                    "mode": {"type": "string"},
-                   "slaves": {"type": "array", "items": {"type": "object", "required": ["name"]}},
+                   "slaves": {"type": "array", "items": {"type": "object", "required": ["name"],
+                                                         "properties": {"name": {"type": "string", "minLength": 1}}}},
                    "assigned_networks": {"type": "array", "items": {
                        "type": "object", "required": ["id"], "properties": {"id": ID_SCHEMA}}}}}}
 DISKS = {"type": "array", "items": {"type": "object", "required": ["id", "volumes"], "properties": {

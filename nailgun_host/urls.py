@@ -5,6 +5,7 @@ from nailgun_host.api.base import route
 URLS = [
     route("/", meta.APIRootHandler),
     route("/version", meta.VersionHandler),
+    route("/health", meta.HealthHandler),
     route("/extensions", meta.ExtensionListHandler),
     route("/openapi.json", meta.OpenAPIHandler),
     route("/releases", releases.ReleaseCollectionHandler),

@@ -37,14 +37,18 @@ def parse_id(text):
 def decode_json(data):
     """A request body as JSON, refused (400) when empty, malformed or not storable everywhere.
 
-    NaN and Infinity are not JSON (RFC 8259), and neither is an unpaired surrogate;
-    PostgreSQL refuses all three, so they are refused here, for every database alike.
+    NaN and Infinity are not JSON (RFC 8259), and neither is an unpaired surrogate, escaped
+    or as raw bytes; PostgreSQL refuses all three, so they are refused here, for every database
+    alike. Bytes are UTF-8 (RFC 8259 8.1), decoded strictly.
     """
     if not data or not data.strip():
         raise errors.InvalidData("Empty request received")
     try:
+        if isinstance(data, (bytes, bytearray)):
+            # strictly: json.loads(bytes) would let encoded surrogates (b"\xed\xa0\x80") through
+            data = bytes(data).decode("utf-8-sig")
         result = json.loads(data, parse_constant=_refuse_constant)
-        if _SURROGATE_ESCAPE.search(data if isinstance(data, str) else data.decode("utf-8", "replace")):
+        if _SURROGATE_ESCAPE.search(data):
             json.dumps(result, ensure_ascii=False).encode("utf-8")
     except (ValueError, UnicodeError, RecursionError):
         raise errors.InvalidData("Invalid json received")

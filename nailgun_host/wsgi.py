@@ -1,4 +1,4 @@
-"""WSGI entry point for gunicorn or uwsgi: ``gunicorn -w 4 nailgun_host.wsgi:application``.
+"""WSGI entry point of the production recipe: ``waitress-serve ... nailgun_host.wsgi:application`` (README).
 
 The database comes from ``NAILGUN_DB_URL`` (or the ``NAILGUN_CONFIG`` file). Workers do
 not migrate: run ``nailgun-syncdb`` once before starting them.

@@ -1,7 +1,8 @@
 """Handlers of values and overrides: ``/config/environments/<env>/[<level>/<value>/...]resources/<res>/...``.
 
 A resource is named by id or name. A PUT by name answers 308 with the id-based URL
-(query string kept); everything else answers directly. GETs never write.
+(query string kept) as a path: built from the client's Host header, it would let a
+forged Host send the next PUT's body elsewhere. Everything else answers directly. GETs never write.
 """
 import urllib.parse
 
@@ -41,7 +42,7 @@ class Target:
         start = path.index("/environments/")
         named = "/environments/{0}/{1}resources/".format(environment_id, level_names)
         rest = path[start + len(named) + len(ref):]
-        location = web.ctx.home + urllib.parse.quote(
+        location = web.ctx.homepath + urllib.parse.quote(
             path[:start] + named + str(self.resource.id) + rest, safe=PATH_SAFE) + web.ctx.query
         set_status(308)
         web.header("Location", location)

@@ -4,6 +4,7 @@ import web
 import nailgun_host
 from nailgun_host import openapi
 from nailgun_host.api.base import BaseHandler
+from nailgun_host.db import get_engine, migration
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import settings
 
@@ -38,3 +39,18 @@ class OpenAPIHandler(BaseHandler):
 
     def GET(self):
         return openapi.describe(web.ctx.nailgun_routes, get_all_extensions())
+
+
+class HealthHandler(BaseHandler):
+    """Public, for load balancers and monitoring: can this server answer database routes?
+
+    200 with each part's revision when the database answers and the core and every
+    extension are at their head; 503 (with ``Retry-After``) naming what is wrong otherwise.
+    """
+
+    def GET(self):
+        fault, state = migration.check_database(get_engine())
+        if fault is not None:
+            raise fault
+        return {"status": "ok", "database": get_engine().dialect.name,
+                "migrations": {name: part["current"] for name, part in state.items()}}

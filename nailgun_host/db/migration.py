@@ -8,12 +8,24 @@ is just ``run_env()``.
 """
 import os
 
+import functools
+import logging
+
 from alembic import command, context
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 
+import sqlalchemy.exc
+
+from nailgun_host import errors
 from nailgun_host.db import make_engine
 
+LOG = logging.getLogger(__name__)
+
 CORE_MIGRATIONS = os.path.join(os.path.dirname(__file__), "migrations")
+SYNCDB_MESSAGE = "The database is not migrated: run nailgun-syncdb"
+UNAVAILABLE_MESSAGE = "The database is unavailable; try again later"
 
 
 def make_config(script_location, url, version_table="alembic_version", table_prefix=""):
@@ -71,6 +83,55 @@ def syncdb(url, extensions=None):
     for extension in extensions if extensions is not None else get_all_extensions():
         if extension.alembic_migrations_path():
             command.upgrade(config_for_extension(extension, url), "head")
+
+
+@functools.lru_cache(maxsize=None)
+def _heads(script_location):
+    return tuple(sorted(ScriptDirectory.from_config(make_config(script_location, "")).get_heads()))
+
+
+def status(connection, extensions=None):
+    """``{part: {"current": [...], "head": [...]}}`` for the core and every extension with migrations.
+
+    What the health route reports, and how a request that finds no table tells an
+    unmigrated database (run ``nailgun-syncdb``) from a bug. Reads only the version tables.
+    """
+    from nailgun_host.extensions import get_all_extensions
+
+    parts = [("core", CORE_MIGRATIONS, "alembic_version")]
+    for extension in extensions if extensions is not None else get_all_extensions():
+        if extension.alembic_migrations_path():
+            parts.append((extension.name, extension.alembic_migrations_path(), extension.alembic_table_version()))
+    result = {}
+    for name, location, version_table in parts:
+        current = MigrationContext.configure(connection, opts={"version_table": version_table}).get_current_heads()
+        result[name] = {"current": sorted(current), "head": list(_heads(location))}
+    return result
+
+
+def behind(migration_status):
+    """The parts of a ``status`` that are not at their head revision."""
+    return sorted(name for name, part in migration_status.items() if part["current"] != part["head"])
+
+
+def check_database(engine):
+    """``(fault, status)``: fault is a ServiceUnavailable (503) when the database cannot serve requests.
+
+    Down or unreachable: no status. Reachable but a part behind its head: the parts, and
+    the command that fixes it. The health route and the request processor both ask this.
+    """
+    try:
+        with engine.connect() as connection:
+            state = status(connection)
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        LOG.warning("The database is unavailable: %s", str(getattr(exc, "orig", exc)).splitlines()[0])
+        return errors.ServiceUnavailable(UNAVAILABLE_MESSAGE), None
+    late = behind(state)
+    if late:
+        return errors.ServiceUnavailable(SYNCDB_MESSAGE, ["{0} is at {1}, not at its head {2}".format(
+            name, ", ".join(state[name]["current"]) or "no revision", ", ".join(state[name]["head"]))
+            for name in late]), state
+    return None, state
 
 
 def downgrade_extension(extension, url, revision="base"):

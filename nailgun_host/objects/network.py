@@ -49,6 +49,9 @@ def ranges_from_meta(meta, cidr):
     if meta.get("notation") == "cidr" and cidr:
         hosts = ipaddress.ip_network(cidr, strict=False)
         first = 2 if meta.get("use_gateway") else 1
+        if hosts.num_addresses - 1 <= first:  # a /32, a /31, a /30 with a gateway: no address to hand out
+            raise errors.InvalidData("CIDR {0} of network '{1}' leaves no addresses for nodes".format(
+                cidr, meta.get("name")))
         return [[str(hosts[first]), str(hosts[-2])]]
     return []
 

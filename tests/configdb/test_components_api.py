@@ -124,3 +124,13 @@ def test_renaming_a_definition_into_an_environment_clash_is_409(cdb):
 def test_list_endpoints_answer_405_for_unknown_methods(cdb):
     resp = cdb.app.delete(API + "/components", status=405)
     assert "GET" in resp.headers["Allow"] and resp.json["message"]
+
+
+@pytest.mark.parametrize("item", [{}, {"content": {"x": 1}}])
+def test_a_listed_definition_without_id_or_name_is_400(cdb, item):
+    """An item of a component update names the definition to change (id) or to create (name)."""
+    component = cdb.component("c", ["a"])
+    url = API + "/components/{0}".format(component["id"])
+    for method in (cdb.app.put_json, cdb.app.patch_json):
+        method(url, {"resource_definitions": [item]}, status=400)
+    assert cdb.app.get(url).json == component

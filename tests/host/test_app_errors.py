@@ -139,3 +139,21 @@ def test_a_surrogate_pair_is_a_character(app):
     app.post("/api/v1/releases/", '{"name": "\\ud83d\\ude00", "version": "liberty-8.0", "operating_system": "Ubuntu"}',
              content_type="application/json", status=201)
     assert [r["name"] for r in app.get("/api/v1/releases/").json] == ["\U0001F600"]
+
+
+def test_a_conflict_found_by_the_database_names_no_constraint_and_logs_no_sql(app, monkeypatch, caplog):
+    """A duplicate that slips past the handler's check (a race) is a generic 409; the log keeps no SQL."""
+    from nailgun_host.objects import release as release_obj
+
+    body = {"name": "r", "version": "v-9.0", "operating_system": "Ubuntu"}
+    app.post_json("/api/v1/releases/", body, status=201)
+    monkeypatch.setattr(release_obj, "check_unique", lambda *args, **kwargs: None)
+    with caplog.at_level("DEBUG"):
+        response = app.post_json("/api/v1/releases/", dict(body, description="secret-description"), status=409)
+    assert_json_error(response, 409, "The request conflicts with the stored data")
+    assert response.json["errors"] == []
+    assert "releases" not in response.text and "constraint" not in response.text.lower()
+    logged = [r for r in caplog.records if "ntegrity" in r.getMessage()]
+    assert logged and all(r.levelname == "DEBUG" for r in logged)
+    assert not any("INSERT" in r.getMessage() or "secret-description" in r.getMessage() for r in caplog.records)
+    assert len(app.get("/api/v1/releases/").json) == 1

@@ -163,6 +163,30 @@ def test_network_configuration_can_be_changed_and_is_validated(app, env):
     assert app.get(url).json == updated
 
 
+@pytest.mark.parametrize("cidr", ["10.100.0.7/32", "10.100.0.6/31"])
+def test_a_cidr_with_no_room_for_the_nodes_range_is_400(app, env, cidr):
+    """Management takes its nodes' range from its CIDR, less network and broadcast: /32 and /31 leave none."""
+    cluster = env.create_cluster()
+    url = "/api/v1/clusters/{0}/network_configuration/neutron/".format(cluster["id"])
+    before = app.get(url).json
+    management = next(n for n in before["networks"] if n["name"] == "management")
+    response = app.put_json(url, {"networks": [{"id": management["id"], "cidr": cidr}]}, status=400)
+    assert "leaves no addresses" in response.json["message"]
+    assert app.get(url).json == before
+
+
+@pytest.mark.parametrize("slave", [{"name": {"a": 1}}, {"name": ["eth1"]}, {"name": ""}])
+def test_a_bond_slave_name_is_a_string(app, env, slave):
+    cluster = env.create_cluster()
+    node = env.create_node(cluster_id=cluster["id"], roles=["compute"], nics=3)
+    url = "/api/v1/nodes/{0}/interfaces/".format(node["id"])
+    before = app.get(url).json
+    body = [{"name": "eth0"}, {"name": "bond0", "type": "bond", "mode": "balance-rr",
+                               "slaves": [slave, {"name": "eth2"}]}]
+    app.put_json(url, body, status=400)
+    assert app.get(url).json == before
+
+
 def test_networking_parameters_are_validated(app, env):
     cluster = env.create_cluster()
     url = "/api/v1/clusters/{0}/network_configuration/neutron/".format(cluster["id"])

@@ -3,12 +3,15 @@
 The routes come from the URL maps themselves (with the loaded extensions), so a route
 added later is covered without touching this file.
 """
+import json
 import re
 import urllib.parse
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from nailgun_host import urls
+from nailgun_host import errors, urls, validation
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.validation import MAX_ID
 from tests.host.test_app_errors import assert_json_error
@@ -21,6 +24,7 @@ BAD_BODIES = [
     (b"\xff\xfe", "Invalid json received"),
     (b'{"a": NaN}', "Invalid json received"),
     (b'{"a": "\\ud800"}', "Invalid json received"),
+    (b'{"a": "\xed\xa0\x80"}', "Invalid json received"),  # an unpaired surrogate as raw UTF-8 bytes
     (b'{"a": 1e400}', "Numbers must be finite; one in the request is too large"),
     (b'[{"a": "x\\u0000"}]', "Values must not contain NUL characters"),
     (b'{"a": ' * 101 + b"1" + b"}" * 101, "Values must not nest deeper than 100 levels"),
@@ -116,3 +120,62 @@ def test_handlers_without_a_method_are_405_not_404(app, world):
     response = app.request("/api/v1/releases/{0}/deployment_tasks".format(world["release_id"]), method="DELETE",
                            expect_errors=True)
     assert_json_error(response, 405)
+
+
+#: JSON documents whose strings may hold any code point, unpaired surrogates and NUL included
+_JSON_TEXT = (st.text(st.characters() | st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff", "\x00"]),
+                      max_size=8)
+              | st.sampled_from(["\ud800", "x\udfff", "\udbff\ud800", "\udbff\udc00", "\x00"]))
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                     | _JSON_TEXT,
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_JSON_TEXT, inner, max_size=4),
+                     max_leaves=20)
+
+
+def _strings(document):
+    if isinstance(document, str):
+        yield document
+    elif isinstance(document, list):
+        for item in document:
+            yield from _strings(item)
+    elif isinstance(document, dict):
+        for key, item in document.items():
+            yield key
+            yield from _strings(item)
+
+
+def _storable(text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # an unpaired surrogate
+        return False
+    return "\x00" not in text
+
+
+@given(_JSON, st.booleans())
+@example({"a": "\ud800"}, False)
+@example(["\ud800\udc00"], True)
+def test_a_body_is_decoded_only_when_every_database_can_store_it_as_sent(document, escaped):
+    """Raw UTF-8 (surrogates as the bytes json.loads(bytes) lets through) or \\u escapes: one answer.
+
+    A body is refused (400) exactly when a string in it holds an unpaired surrogate or a NUL;
+    otherwise it decodes to the document that was sent.
+    """
+    body = json.dumps(document, ensure_ascii=escaped).encode("utf-8", "surrogatepass")
+    sent = json.loads(body.decode("utf-8", "surrogatepass"))  # an escaped high+low pair is one character
+    storable = all(_storable(text) for text in _strings(sent))
+    try:
+        decoded = validation.decode_json(body)
+    except errors.InvalidData:
+        assert not storable
+        return
+    assert storable and decoded == sent
+
+
+@given(st.binary(max_size=64))
+def test_any_bytes_are_a_document_or_a_400(body):
+    try:
+        decoded = validation.decode_json(body)
+    except errors.InvalidData:
+        return
+    json.dumps(decoded, ensure_ascii=False).encode("utf-8")

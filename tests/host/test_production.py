@@ -1,0 +1,257 @@
+"""The README's production recipe, run as printed: slow clients, a database that is down or not migrated.
+
+The server command is read from the README's Production section, so the recipe that is
+documented is the one that is tested. Waits are generous bounds on "is it served at all",
+never measurements of speed.
+"""
+import contextlib
+import glob
+import http.client
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from tests.conftest import free_port
+from tests.host.test_input_rules import all_routes, methods
+from tests.test_readme import fenced_blocks, section
+
+#: how long a request that must be served may take before the test calls it stuck
+#: (gunicorn's sync workers hold stalled clients for their 30 s timeout)
+SERVED_WITHIN = 20
+#: what a slow client promises and never sends in full
+PROMISED = 1000
+BIN = os.path.dirname(sys.executable)
+
+
+def recipe_command(port, *extra):
+    """The README's server command, listening on a loopback port instead of 0.0.0.0:8000."""
+    blocks = [content for info, content in fenced_blocks(section("Production")) if info == "bash"]
+    lines = [line for block in blocks for line in block.splitlines() if line.startswith("waitress-serve ")]
+    assert len(lines) == 1, "the Production section shows one waitress-serve command"
+    args = [arg.replace("0.0.0.0:8000", "127.0.0.1:{0}".format(port)) for arg in shlex.split(lines[0], comments=True)]
+    return [os.path.join(BIN, args[0])] + args[1:-1] + list(extra) + args[-1:]
+
+
+@contextlib.contextmanager
+def recipe_server(db_url, *extra):
+    """The recipe's server on a free loopback port with ``NAILGUN_DB_URL=db_url``; yields the port."""
+    port = free_port()
+    process = subprocess.Popen(recipe_command(port, *extra), env=dict(os.environ, NAILGUN_DB_URL=db_url),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "the recipe's server exited with {0}".format(process.returncode)
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            assert time.monotonic() < deadline, "the recipe's server did not start listening"
+            time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def request(port, method, path, body=None, timeout=SERVED_WITHIN):
+    """``(status, headers, JSON body)`` of one request; the answer must be JSON."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request(method, path, body=None if body is None else json.dumps(body),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        data = response.read()
+        assert response.getheader("Content-Type", "").startswith("application/json"), data[:200]
+        return response.status, response.headers, json.loads(data)
+    finally:
+        connection.close()
+
+
+def stall(port):
+    """A client that sends its headers, promises PROMISED bytes of body, and sends none of them."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=SERVED_WITHIN * 3)
+    sock.sendall("POST /api/v1/releases/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 "Content-Length: {0}\r\n\r\n".format(PROMISED).encode())
+    return sock
+
+
+def read_answer(sock):
+    """Everything the server sends until it closes the connection or the answer is complete."""
+    response = http.client.HTTPResponse(sock)
+    try:
+        response.begin()
+    except (http.client.RemoteDisconnected, ConnectionResetError):
+        return None, b""
+    return response, response.read()
+
+
+def test_four_stalled_clients_do_not_stop_a_fifth(migrated_db, db_url):
+    with recipe_server(db_url) as port:
+        stalled = [stall(port) for _ in range(4)]
+        try:
+            status, _, releases = request(port, "GET", "/api/v1/releases/")
+            assert (status, releases) == (200, [])
+            status, _, created = request(port, "POST", "/api/v1/releases/", {
+                "name": "fifth", "version": "v-9.0", "operating_system": "Ubuntu"})
+            assert status == 201 and created["name"] == "fifth"
+            # the stalled clients finally send their bodies, and get JSON answers
+            for number, sock in enumerate(stalled):
+                body = json.dumps({"name": "slow-{0}".format(number), "version": "v-9.0",
+                                   "operating_system": "Ubuntu"}).encode()
+                sock.sendall(body.ljust(PROMISED))
+                response, data = read_answer(sock)
+                assert response.status == 201 and response.getheader("Content-Type") == "application/json"
+                assert json.loads(data)["name"] == "slow-{0}".format(number)
+        finally:
+            for sock in stalled:
+                sock.close()
+        status, _, releases = request(port, "GET", "/api/v1/releases/")
+        assert sorted(r["name"] for r in releases) == ["fifth", "slow-0", "slow-1", "slow-2", "slow-3"]
+
+
+def test_a_client_that_never_sends_its_body_is_disconnected_without_an_html_error(migrated_db, db_url):
+    """The recipe with a short ``--channel-timeout``: the stalled connection is closed, with no answer or JSON."""
+    with recipe_server(db_url, "--channel-timeout=2", "--cleanup-interval=1") as port:
+        sock = stall(port)
+        try:
+            response, data = read_answer(sock)
+        finally:
+            sock.close()
+        assert response is None or response.getheader("Content-Type") == "application/json", data[:200]
+        assert b"<html" not in data.lower()
+        assert request(port, "GET", "/api/v1/releases/")[0] == 200
+
+
+def assert_unavailable(port, message):
+    for method, path, body in (("GET", "/api/v1/clusters/", None), ("GET", "/api/v1/nodes/1", None),
+                               ("POST", "/api/v1/releases/", {"name": "r", "version": "v-9.0",
+                                                              "operating_system": "Ubuntu"}),
+                               ("GET", "/api/v1/config/environments", None), ("GET", "/api/v1/health", None)):
+        status, headers, answer = request(port, method, path, body)
+        assert (status, answer["message"]) == (503, message), (method, path, answer)
+        assert int(headers["Retry-After"]) > 0
+    status, _, version = request(port, "GET", "/api/v1/version")
+    assert status == 200 and version["release"] == "9.0"
+
+
+#: the routes that answer without the database
+WITHOUT_DATABASE = {"/", "/version", "/extensions"}
+#: a value for each placeholder that is not an id
+PLACEHOLDERS = {"provider": "neutron", "levels": "nodes/1/", "resource": "1", "kind": "values",
+                "operation": "set", "path": "name"}
+
+
+def assert_every_route_unavailable(port):
+    """Every route and method of every URL map: a 503 with Retry-After, or a 4xx the request
+    earns without the database; GETs of database routes are always 503."""
+    wrong = []
+    for entry in all_routes():
+        path = "/api/v1" + re.sub(r"<([a-z_]+)>", lambda m: PLACEHOLDERS.get(m.group(1), "1"),
+                                  entry["template"]).replace("//", "/")
+        for method in methods(entry["handler"]):
+            body = {} if method in ("POST", "PUT", "PATCH") else None
+            status, headers, answer = request(port, method, path, body)
+            if entry["template"] in WITHOUT_DATABASE:
+                ok = status == 200
+            elif status == 503:
+                ok = int(headers["Retry-After"]) > 0
+            else:
+                ok = method != "GET" and 400 <= status < 500
+            if not ok:
+                wrong.append((method, path, status, answer["message"]))
+    assert wrong == []
+
+
+def test_a_database_that_does_not_answer_is_503_with_retry_after(migrated_db):
+    closed = "postgresql+psycopg://nailgun:nailgun@127.0.0.1:{0}/nailgun".format(free_port())
+    with recipe_server(closed) as port:
+        assert_unavailable(port, "The database is unavailable; try again later")
+        assert_every_route_unavailable(port)
+
+
+def test_workers_on_an_unmigrated_database_answer_503_naming_nailgun_syncdb(migrated_db, tmp_path):
+    url = "sqlite:///" + str(tmp_path / "unmigrated.db")
+    with recipe_server(url) as port:
+        assert_unavailable(port, "The database is not migrated: run nailgun-syncdb")
+        assert_every_route_unavailable(port)
+        _, _, health = request(port, "GET", "/api/v1/health")
+        assert {"core is at no revision"} <= {e.split(",")[0] for e in health["errors"]}
+        subprocess.run([os.path.join(BIN, "nailgun-syncdb"), "--db-url", url], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # migrated under the running server: it serves without a restart
+        status, _, health = request(port, "GET", "/api/v1/health")
+        assert status == 200 and set(health["migrations"]) == {"core", "cluster_upgrade", "configdb"}
+        assert request(port, "GET", "/api/v1/clusters/")[:3:2] == (200, [])
+
+
+@contextlib.contextmanager
+def own_postgresql():
+    """A PostgreSQL cluster of this test's own, in a temporary directory: the test may stop it.
+
+    Never the shared one. Needs the server's binaries and root (to run them as ``postgres``).
+    """
+    if not os.environ.get("NAILGUN_TEST_DB_URL", "").startswith("postgresql"):
+        pytest.skip("stops a PostgreSQL server of its own: runs with the PostgreSQL suite (NAILGUN_TEST_DB_URL)")
+    binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+    if not binaries or os.geteuid() != 0:
+        pytest.skip("needs PostgreSQL's server binaries and root to run them as the postgres user")
+    # not pytest's tmp_path: the postgres user cannot enter root's pytest directories
+    data = tempfile.mkdtemp(prefix="nailgun-test-pg-")
+    shutil.chown(data, "postgres")
+    port = free_port()
+
+    def run(*command):
+        subprocess.run(["runuser", "-u", "postgres", "--", os.path.join(binaries[-1], command[0])] + list(command[1:]),
+                       check=True, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    run("initdb", "-D", data, "-A", "trust", "-U", "postgres")
+    options = "-p {0} -k {1} -c listen_addresses=127.0.0.1".format(port, data)
+
+    def start():
+        run("pg_ctl", "-D", data, "-o", options, "-w", "start")
+
+    def stop():
+        run("pg_ctl", "-D", data, "-m", "fast", "-w", "stop")
+
+    start()
+    try:
+        run("createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "nailgun")
+        yield "postgresql+psycopg://postgres@127.0.0.1:{0}/nailgun".format(port), start, stop
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            stop()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def test_postgresql_going_down_is_503_and_coming_back_serves_again():
+    with own_postgresql() as (url, start, stop):
+        subprocess.run([os.path.join(BIN, "nailgun-syncdb"), "--db-url", url], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with recipe_server(url) as port:
+            assert request(port, "GET", "/api/v1/clusters/")[:3:2] == (200, [])
+            stop()
+            assert_unavailable(port, "The database is unavailable; try again later")
+            start()
+            assert request(port, "GET", "/api/v1/health")[0] == 200
+            status, _, created = request(port, "POST", "/api/v1/releases/", {
+                "name": "back", "version": "v-9.0", "operating_system": "Ubuntu"})
+            assert status == 201 and request(port, "GET", "/api/v1/releases/")[2] == [created]
+
+
+def test_health_names_each_part_at_its_head(app):
+    health = app.get("/api/v1/health").json
+    assert health["status"] == "ok"
+    assert set(health["migrations"]) == {"core", "cluster_upgrade", "configdb"}
+    assert all(len(revisions) == 1 for revisions in health["migrations"].values())
