@@ -15,7 +15,7 @@ from nailgun_host.db import db
 from nailgun_host.settings import DEFAULTS, settings
 from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Document, DocumentVersion
-from nailgun_ext_configdb.objects.json_values import json_equal
+from nailgun_ext_configdb.objects.json_values import json_equal, stored_form
 
 MAX_CHANGED_KEYS = 100
 
@@ -119,9 +119,10 @@ def write(environment, resource_id, level_path, kind, data, author, document=Non
     """Store ``data`` as a new version; None (and nothing written) when it is the same JSON as the current one.
 
     ``data`` must be storable as it is on every database (``validation.check_storable``):
-    a keys operation can make a document deeper than any body it came in.
+    a keys operation can make a document deeper than any body it came in. It is stored
+    in ``json_values.stored_form``, what every database gives back.
     """
-    check_storable(data)
+    data = stored_form(check_storable(data))
     document = document or find(environment.id, resource_id, level_path, kind)
     old = document.data if document is not None else {}
     if document is not None and json_equal(old, data):

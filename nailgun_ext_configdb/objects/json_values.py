@@ -65,3 +65,19 @@ def diff(old, new):
         else:
             patch.append({"op": "replace", "path": path, "value": y})
     return patch
+
+
+def stored_form(value):
+    """``value`` as every database gives it back: a whole number written with an exponent is an integer.
+
+    Python writes 1e16 as ``1e+16``, which PostgreSQL's jsonb keeps as the integer
+    10000000000000000 (SQLite keeps the text); storing that form everywhere lets a
+    rewrite of the same document compare equal on both. ``1.0`` stays a number.
+    """
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and "e" in repr(value) else value
+    if isinstance(value, dict):
+        return {key: stored_form(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [stored_form(item) for item in value]
+    return value
