@@ -84,9 +84,12 @@ def check_storable(data):
     return data
 
 
-def validate_schema(data, schema):
-    """jsonschema (draft 4) validation; the best-matching error becomes a 400 with a readable message."""
-    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
+def validate_schema(data, schema, validator=None):
+    """jsonschema (draft 4) validation; the best-matching error becomes a 400 with a readable message.
+
+    ``validator``, built from ``schema``, replaces the default one (ConfigDB's user schemas need their own).
+    """
+    validator = validator or jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)

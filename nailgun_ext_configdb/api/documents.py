@@ -6,7 +6,6 @@ forged Host send the next PUT's body elsewhere. Everything else answers directly
 """
 import urllib.parse
 
-import jsonpatch
 import web
 
 from nailgun_host import errors
@@ -15,7 +14,7 @@ from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, author, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
-from nailgun_ext_configdb.objects import environment, keys, levels, merge, resource_definition
+from nailgun_ext_configdb.objects import environment, json_values, keys, levels, merge, resource_definition
 
 PATH_SAFE = "/:@!$&'()*+,;="
 
@@ -32,8 +31,8 @@ class Target:
         self.by_name = str(self.resource.id) != ref
         self._raw = (environment_id, level_names, ref)
 
-    def document(self):
-        return document_obj.find(self.environment.id, self.resource.id, self.path, self.kind)
+    def document(self, with_data=True):
+        return document_obj.find(self.environment.id, self.resource.id, self.path, self.kind, with_data)
 
     def redirect_to_id(self):
         """308 to the same URL with the resource's id instead of its name."""
@@ -91,6 +90,16 @@ def _describe(origin):
     return levels.display(path), kind
 
 
+def _key_param(params):
+    """The tokens of ``?key=``, None without it; an empty key names nothing, so it is a 400."""
+    if "key" not in params:
+        return None
+    if not params["key"]:
+        raise errors.InvalidData("The query parameter key must name a key (a.b or /a/b); "
+                                 "leave it out for the whole document")
+    return keys.parse_key(params["key"])
+
+
 class ConfigDocumentHandler(ConfigHandler):
     request_schemas = {"PUT": schemas.DOCUMENT}
     response_schemas = {"GET": {}}  # ?key= picks any JSON value
@@ -102,6 +111,7 @@ class ConfigDocumentHandler(ConfigHandler):
         params = query()
         version = id_param("version")
         show_lookup = flag_param("show_lookup")
+        tokens = _key_param(params)
         tag = None
         if flag_param("effective"):
             tag = target.effective_tag(params)
@@ -116,8 +126,7 @@ class ConfigDocumentHandler(ConfigHandler):
         else:
             document = target.document()
             result = document.data if document is not None else {}
-        if params.get("key"):
-            tokens = keys.parse_key(params["key"])
+        if tokens is not None:
             result = keys.lookup_annotated(result, tokens) if show_lookup else keys.lookup(result, tokens)
         return self.respond(result, tag)
 
@@ -150,17 +159,17 @@ class ConfigDocumentKeysHandler(ConfigHandler):
 class ConfigDocumentHistoryHandler(ConfigHandler):
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
-        return self.respond([version_to_dict(v) for v in document_obj.history(target.document())])
+        return self.respond([version_to_dict(v) for v in document_obj.history(target.document(with_data=False))])
 
 
 class ConfigDocumentDiffHandler(ConfigHandler):
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
-        document = target.document()
+        document = target.document(with_data=False)
         old = document_obj.version(document, id_param("from", required=True)).data
         to = id_param("to")
         new = document_obj.version(document, to).data if to is not None else document.data
-        return self.respond(jsonpatch.make_patch(old, new).patch)
+        return self.respond(json_values.diff(old, new))
 
 
 class ConfigDocumentRevertHandler(ConfigHandler):

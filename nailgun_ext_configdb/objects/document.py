@@ -8,20 +8,25 @@ If-Match checks safe across workers.
 """
 import jsonpointer
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.settings import DEFAULTS, settings
 from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Document, DocumentVersion
+from nailgun_ext_configdb.objects.json_values import json_equal, stored_form
 
 MAX_CHANGED_KEYS = 100
 
 
-def find(environment_id, resource_id, level_path, kind):
-    return db.scalars(sa.select(Document).filter_by(
-        environment_id=environment_id, resource_definition_id=resource_id,
-        level_path=level_path, kind=kind)).first()
+def find(environment_id, resource_id, level_path, kind, with_data=True):
+    """The stored document, or None; ``with_data=False`` leaves its content unloaded (history, diff)."""
+    statement = sa.select(Document).filter_by(
+        environment_id=environment_id, resource_definition_id=resource_id, level_path=level_path, kind=kind)
+    if not with_data:
+        statement = statement.options(orm.defer(Document.data))
+    return db.scalars(statement).first()
 
 
 def chain(environment_id, resource_id, level_paths):
@@ -69,10 +74,16 @@ def version(document, number):
     return found
 
 
+#: what a history entry shows: every column but ``data``, which history never loads
+HISTORY_COLUMNS = (DocumentVersion.version, DocumentVersion.revision, DocumentVersion.created_at,
+                   DocumentVersion.author, DocumentVersion.changed_keys)
+
+
 def history(document):
+    """The versions' metadata, oldest first, as rows of HISTORY_COLUMNS: no content is read."""
     if document is None:
         return []
-    return db.scalars(sa.select(DocumentVersion).filter_by(document_id=document.id)
+    return db.execute(sa.select(*HISTORY_COLUMNS).where(DocumentVersion.document_id == document.id)
                       .order_by(DocumentVersion.version)).all()
 
 
@@ -83,14 +94,14 @@ def _changes(old, new, path, found):
         for key in list(old) + [k for k in new if k not in old]:
             if key not in old or key not in new:
                 found.append(path + "/" + jsonpointer.escape(key))
-            elif old[key] != new[key]:
+            elif not json_equal(old[key], new[key]):
                 _changes(old[key], new[key], path + "/" + jsonpointer.escape(key), found)
-    elif old != new:
+    elif not json_equal(old, new):
         found.append(path)
 
 
 def changed_keys(old, new):
-    """JSON pointers of the keys whose values differ, objects compared key by key.
+    """JSON pointers of the keys whose values differ as JSON (types included), objects compared key by key.
 
     Cut at MAX_CHANGED_KEYS, with "..." last, so rewriting a large document stays cheap.
     """
@@ -105,15 +116,16 @@ def _max_versions():
 
 
 def write(environment, resource_id, level_path, kind, data, author, document=None):
-    """Store ``data`` as a new version; None (and nothing written) when it equals the current one.
+    """Store ``data`` as a new version; None (and nothing written) when it is the same JSON as the current one.
 
     ``data`` must be storable as it is on every database (``validation.check_storable``):
-    a keys operation can make a document deeper than any body it came in.
+    a keys operation can make a document deeper than any body it came in. It is stored
+    in ``json_values.stored_form``, what every database gives back.
     """
-    check_storable(data)
+    data = stored_form(check_storable(data))
     document = document or find(environment.id, resource_id, level_path, kind)
     old = document.data if document is not None else {}
-    if document is not None and old == data:
+    if document is not None and json_equal(old, data):
         return None
     if document is None:
         document = Document(environment_id=environment.id, resource_definition_id=resource_id,
@@ -123,6 +135,8 @@ def write(environment, resource_id, level_path, kind, data, author, document=Non
     document.revision = environment.revision
     document.version += 1
     document.data = data
+    # SQLAlchemy compares JSON with ==, which would skip the UPDATE when only a type changed
+    orm.attributes.flag_modified(document, "data")
     db.flush()
     stored = DocumentVersion(document_id=document.id, version=document.version,
                              revision=environment.revision, data=data, author=author,

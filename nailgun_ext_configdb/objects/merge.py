@@ -5,12 +5,15 @@ level's values and overrides. Objects merge deeply, so a narrow override of one
 nested key keeps its siblings; any other value (scalar, list, ``null``) replaces
 what a broader document had. A narrower document removes a key, at any depth, by
 setting it to the marker ``{"$unset": true}``; markers never appear in the result.
+Only that exact JSON is the marker: ``{"$unset": 1}`` is a value like any other.
 """
+from nailgun_ext_configdb.objects.json_values import json_equal
+
 UNSET = {"$unset": True}
 
 
 def is_unset(value):
-    return isinstance(value, dict) and value == UNSET
+    return isinstance(value, dict) and len(value) == 1 and json_equal(value, UNSET)
 
 
 def _fresh(value, origin):

@@ -1,17 +1,18 @@
 """Resource definitions: the data sources a component provides.
 
 A definition's ``content`` is free JSON; when it is an object with a ``schema``
-key, that JSON schema (draft 4) validates every values document of the resource.
+key, that JSON schema (draft 4) validates every values document of the resource;
+``value_schema`` checks it when it is written, so using it can neither fetch, loop nor backtrack.
 A resource name is unique within its component, and within every environment
 that uses the component, so lookups by name are never ambiguous.
 """
-import jsonschema
 import sqlalchemy as sa
 
 from nailgun_host import errors
 from nailgun_host.db import db, get_or_404
-from nailgun_host.validation import check_storable, validate_schema
+from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Component, EnvironmentComponent, ResourceDefinition
+from nailgun_ext_configdb.objects import value_schema
 
 
 def schema_of(resource):
@@ -23,17 +24,25 @@ def check_content(content):
     check_storable(content)
     schema = content.get("schema") if isinstance(content, dict) else None
     if schema is not None:
-        try:
-            jsonschema.Draft4Validator.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            raise errors.InvalidData("content.schema is not a valid JSON schema: {0}".format(exc.message))
+        value_schema.check(schema)
     return content
 
 
 def validate_values(resource, data):
+    """400 unless ``data`` follows the definition's schema.
+
+    A schema stored before definitions were checked is checked here first: 409 names the
+    definition to fix instead of a fetch, a loop or a 500.
+    """
     schema = schema_of(resource)
-    if schema is not None:
-        validate_schema(data, schema)
+    if schema is None:
+        return
+    try:
+        value_schema.check(schema)
+    except errors.InvalidData as exc:
+        raise errors.Conflict("Resource definition {0} cannot validate values: {1}".format(
+            resource.id, exc.message))
+    value_schema.validate(data, schema)
 
 
 def to_dict(resource):
