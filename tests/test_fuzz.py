@@ -48,7 +48,7 @@ MAX_EXAMPLES = int(os.environ.get("NAILGUN_FUZZ_EXAMPLES", "400"))
 BUDGET_SECONDS = float(os.environ.get("NAILGUN_FUZZ_SECONDS", "120"))
 #: issue 9's classes the campaign finds on today's code, each fixed on another branch:
 #: remove a number once its fix is merged, and its test below must pass
-KNOWN = {3, 8, 12}
+KNOWN = set()
 EVIL_HOST = "evil.example"
 SQL_TEXT = re.compile(r"constraint|UNIQUE|duplicate key|violates|INSERT INTO|SELECT |sqlite3|psycopg|"
                       r"_pkey|_key\b|_fkey", re.IGNORECASE)
