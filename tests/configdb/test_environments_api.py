@@ -10,7 +10,7 @@ def test_create_by_component_names_and_ids(cdb):
     b = cdb.component("b", ["r2"])
     body = cdb.environment(["b", a["id"]], levels=["rack", "nodes"])
     assert body == {"id": body["id"], "components": [b["id"], a["id"]], "hierarchy_levels": ["rack", "nodes"],
-                    "revision": 0}
+                    "revision": 0, "linked": False}
     assert cdb.app.get(API + "/environments/{0}".format(body["id"])).json == body
     assert cdb.app.get("/api/config/environments").json == [body]
 
@@ -94,3 +94,20 @@ def test_unknown_environment_is_404_everywhere(cdb):
         assert "Cannot find an environment" in cdb.app.get(API + url, status=404).json["message"]
     cdb.app.put_json(API + "/environments/5/resources/r/values", {}, status=404)
     cdb.app.delete(API + "/environments/5", status=404)
+
+
+# -- ids (issue 9, item 7) -----------------------------------------------------------------------
+
+def test_the_largest_explicit_id_does_not_stop_id_less_creation(cdb):
+    """An explicit id, even the largest, never moves an id counter past what the routes reach."""
+    from nailgun_host.validation import MAX_ID
+    cdb.component("c", ["r"])
+    assert cdb.environment(["c"], id=MAX_ID)["id"] == MAX_ID
+    first = cdb.environment(["c"])
+    assert cdb.environment(["c"], id=1 if first["id"] != 1 else 2)
+    created = [first] + [cdb.environment(["c"]) for _ in range(3)]
+    ids = [e["id"] for e in created]
+    assert len(set(ids)) == len(ids) and all(0 < i < MAX_ID for i in ids)
+    for environment in created:
+        assert cdb.app.get(API + "/environments/{0}".format(environment["id"])).json == environment
+    cdb.put(ids[-1], "r", {"k": 1}, status=308)
