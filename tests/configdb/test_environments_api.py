@@ -111,3 +111,19 @@ def test_the_largest_explicit_id_does_not_stop_id_less_creation(cdb):
     for environment in created:
         assert cdb.app.get(API + "/environments/{0}".format(environment["id"])).json == environment
     cdb.put(ids[-1], "r", {"k": 1}, status=308)
+
+
+def test_id_less_creations_racing_explicit_ids_always_succeed(db_url, request, session):
+    if not db_url.startswith("postgresql"):
+        pytest.skip("a race between gunicorn workers needs PostgreSQL (set NAILGUN_TEST_DB_URL)")
+    import concurrent.futures
+    import requests
+    api = request.getfixturevalue("gunicorn") + "config/environments"
+    bodies = [dict({"components": [], "hierarchy_levels": []}, **({"id": i} if i % 2 else {})) for i in range(1, 31)]
+    with concurrent.futures.ThreadPoolExecutor(10) as pool:
+        answers = list(pool.map(lambda body: requests.post(api, json=body, timeout=60), bodies))
+    for body, answer in zip(bodies, answers):
+        assert answer.status_code in ((201, 409) if "id" in body else (201,)), answer.text
+    created = sorted(a.json()["id"] for a in answers if a.status_code == 201)
+    assert sorted(e["id"] for e in requests.get(api, timeout=60).json()) == created
+    assert len(set(created)) == len(created)
