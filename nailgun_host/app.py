@@ -8,6 +8,7 @@ is read (``api.base.request_body``).
 """
 import json
 import logging
+import urllib.parse
 
 import sqlalchemy.exc
 import web
@@ -153,11 +154,28 @@ def build_app(extensions=None):
     return app
 
 
+def _decoded_path(environ):
+    """PATH_INFO decoded from the raw request URI, ``%2F`` included, whatever the server.
+
+    gunicorn and uwsgi decode ``%2F`` to ``/``; cheroot (``nailgun-api``) keeps it
+    encoded and decodes ``%25`` so that ``a%2Fb`` and ``a%252Fb`` meet. Decoding the raw
+    URI once, as gunicorn does, makes every server route a URL the same way.
+    """
+    raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")
+    if not raw:
+        return environ.get("PATH_INFO", "")
+    path = raw.split("?", 1)[0] if raw.startswith("/") else urllib.parse.urlsplit(raw).path
+    path = urllib.parse.unquote_to_bytes(path).decode("latin-1")
+    script = environ.get("SCRIPT_NAME", "")
+    return path[len(script):] if script and path.startswith(script) else path
+
+
 def build_wsgi(extensions=None):
     """The WSGI callable; methods web.py would refuse with an HTML page get a JSON 405."""
     wsgi = build_app(extensions).wsgifunc()
 
     def application(environ, start_response):
+        environ["PATH_INFO"] = _decoded_path(environ)
         method = environ.get("REQUEST_METHOD", "")
         if method != method.upper() or method not in base.HTTP_METHODS + ("HEAD", "OPTIONS"):
             body = json.dumps({"message": "Method {0} is not allowed".format(method), "errors": []})
