@@ -44,6 +44,10 @@ def collect_routes(extensions):
     return routes, handlers
 
 
+#: PostgreSQL's serialization_failure and deadlock_detected: a race lost, not a fault
+CONCURRENCY_STATES = ("40001", "40P01")
+
+
 def _json_error(code, message, errors_list=(), headers=None):
     headers = dict(headers or {})
     headers["Content-Type"] = JSON
@@ -86,6 +90,10 @@ def error_response(exc):
     if isinstance(exc, errors.NailgunError):
         _drop_header("Content-Type")
         return _json_error(exc.status, exc.message, exc.errors, exc.headers)
+    if isinstance(exc, sqlalchemy.exc.DBAPIError) and getattr(exc.orig, "sqlstate", None) in CONCURRENCY_STATES:
+        # the database chose this request as the loser of a race (deadlock, serialization): nothing was written
+        return _json_error(409, "The request collided with a concurrent one; nothing was changed: try again",
+                           headers={"Retry-After": "1"})
     if isinstance(exc, sqlalchemy.exc.IntegrityError):
         LOG.info("Integrity error: %s", exc)
         return _json_error(409, "The request conflicts with the stored data", [str(exc.orig).splitlines()[0]])
