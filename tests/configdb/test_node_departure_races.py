@@ -85,3 +85,24 @@ def test_one_node_moved_twice_at_once_answers_no_500(api, env, linked_cluster, s
         assert all(a.status_code < 500 for a in answers), [a.text for a in answers]
         assert all(a.headers["Content-Type"].startswith("application/json") for a in answers if a.content)
         assert _node_documents(session, node["id"]) == []
+
+
+def test_cluster_deletion_racing_writes_and_moves_answers_no_500(api, cdb, env, session):
+    other = env.create_cluster(name="other")
+    cdb.component("c", ["r"])
+    for round_ in range(ROUNDS):
+        cluster = env.create_cluster(name="doomed-{0}".format(round_))
+        cdb.environment(["c"], id=cluster["id"])
+        node = env.create_node(cluster_id=cluster["id"], roles=["compute"])
+        values = api + "config/environments/{0}/nodes/{1}/resources/1/values".format(cluster["id"], node["id"])
+        jobs = [lambda: requests.put(values, json={"w": 1}, timeout=60),
+                lambda: requests.put(api + "nodes/{0}/".format(node["id"]), json={"cluster_id": other["id"]},
+                                     timeout=60),
+                lambda: requests.delete(api + "clusters/{0}/".format(cluster["id"]), timeout=60),
+                lambda: requests.put(values, json={"w": 2}, timeout=60)]
+        with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+            answers = list(pool.map(lambda job: job(), jobs))
+        assert all(a.status_code < 500 for a in answers), [a.text for a in answers]
+        assert answers[2].status_code == 204
+        session.expire_all()
+        assert session.scalars(sa.select(Document).where(Document.environment_id == cluster["id"])).all() == []
