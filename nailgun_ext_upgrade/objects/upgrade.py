@@ -5,7 +5,7 @@ so a failure half way is a bug, and the request transaction still rolls it all b
 """
 import copy
 
-from nailgun_host import errors, extensions
+from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup
 from nailgun_host.objects import cluster as cluster_obj
@@ -146,8 +146,6 @@ def move_nodes(nodes, orig, seed, mapping, roles, reprovision):
     volumes = volume_transformations.Manager()
     from_version, to_version = versions(orig.release, seed.release)
     for node in nodes:
-        # it leaves the orig: extensions drop what they keep for it there (ConfigDB: its node facts)
-        extensions.fire("on_remove_node_from_cluster", node)
         node.roles, node.pending_roles = node_roles(node, roles, reprovision)
         node.volumes = volumes.apply(from_version, to_version, node.volumes)
         node.cluster = seed

@@ -292,20 +292,3 @@ def test_assign_query_count_does_not_grow_per_node(env, query_counter):
     one, five = moved(1), moved(5)
     assert one > 0
     assert five == one, "moving 5 nodes took {0} queries, moving 1 took {1}".format(five, one)
-
-
-def test_a_moved_node_leaves_no_configdb_facts_in_the_orig(upgrade_env, seed):
-    """The move is a departure from the orig: its linked ConfigDB environment forgets the node (issue 9, item 5)."""
-    app, orig = upgrade_env.app, upgrade_env.orig
-    moved, kept = upgrade_env.controllers
-    app.post_json("/api/v1/config/components", {"name": "c", "resource_definitions": [{"name": "r"}]}, status=201)
-    app.post_json("/api/v1/config/environments", {"id": orig["id"], "components": ["c"],
-                                                  "hierarchy_levels": ["nodes"]}, status=201)
-    url = "/api/v1/config/environments/{0}/nodes/{1}/resources/1/values"
-    for node in (moved, kept):
-        app.put_json(url.format(orig["id"], node["id"]), {"n": node["id"]}, status=204)
-    upgrade_env.assign(seed["id"], {"nodes_ids": [moved["id"]], "reprovision": False}, status=200)
-    app.put_json("/api/v1/nodes/{0}/".format(moved["id"]), {"cluster_id": None})
-    app.put_json("/api/v1/nodes/{0}/".format(moved["id"]), {"cluster_id": orig["id"]})
-    assert app.get(url.format(orig["id"], moved["id"])).json == {}
-    assert app.get(url.format(orig["id"], kept["id"])).json == {"n": kept["id"]}
