@@ -12,13 +12,28 @@ from nailgun_ext_configdb.objects import document, levels
 from nailgun_ext_configdb.urls import URLS
 
 
+def _linked_environment(cluster_id):
+    """The environment linked to the cluster, its row locked; None when there is none.
+
+    The lock orders this against ConfigDB writes, which hold it while they check that
+    a node is in the cluster: a write either lands before the node leaves (and is
+    deleted with its level) or sees the node gone (404), never leaves a stale document.
+    """
+    return db.scalars(sa.select(Environment).where(Environment.id == cluster_id, Environment.linked)
+                      .with_for_update()).first()
+
+
 def _forget_nodes(nodes):
-    """Delete the documents stored for these nodes in their clusters' environments."""
+    """Delete the documents stored for these nodes in their clusters' linked environments."""
     by_cluster = {}
     for node in nodes:
         if node.cluster_id is not None:
             by_cluster.setdefault(node.cluster_id, []).append(node.id)
-    for environment_id, node_ids in by_cluster.items():
+    for cluster_id, node_ids in sorted(by_cluster.items()):
+        environment = _linked_environment(cluster_id)
+        if environment is None:
+            continue
+        environment_id = environment.id
         paths = document.level_paths(environment_id, like="%{0}/%".format(levels.NODES))
         document.delete_at(environment_id, [p for node_id in node_ids for p in levels.paths_of_node(paths, node_id)])
 
@@ -35,7 +50,10 @@ class ConfigDBExtension(BaseExtension):
 
     @classmethod
     def on_cluster_delete(cls, cluster):
-        db.execute(sa.delete(Environment).where(Environment.id == cluster.id))
+        """The cluster's linked environment goes with it; an unlinked one of the same id stays."""
+        environment = _linked_environment(cluster.id)
+        if environment is not None:
+            db.execute(sa.delete(Environment).where(Environment.id == environment.id))
 
     @classmethod
     def on_node_delete(cls, node):

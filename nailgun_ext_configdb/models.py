@@ -52,7 +52,10 @@ class ResourceDefinition(Base):
 
 
 class Environment(Base):
-    """Resource instances over an ordered list of hierarchy levels; linked to the cluster of the same id.
+    """Resource instances over an ordered list of hierarchy levels.
+
+    ``linked``: holds the data of the cluster of the same id (asked for at creation,
+    never by coincidence of ids); only then are ``nodes`` values that cluster's nodes.
 
     ``revision`` is bumped by every write to any document of the environment, so
     "the effective values as of version N" is "every document as of N's revision".
@@ -64,6 +67,7 @@ class Environment(Base):
     hierarchy_levels: Mapped[list] = mapped_column(default=list)
     revision: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    linked: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
 
     component_links: Mapped[list["EnvironmentComponent"]] = orm.relationship(
         order_by="EnvironmentComponent.position", cascade="all, delete-orphan", passive_deletes=True)

@@ -42,6 +42,7 @@ ENVIRONMENT_UPDATE = {
     "properties": {
         "id": ID,
         "name": {"type": "string"},
+        "linked": {"type": "boolean"},
         "components": {"type": "array", "items": {"anyOf": [ID, NAME]}},
         "hierarchy_levels": {"type": "array", "items": LEVEL_NAME, "uniqueItems": True},
     },

@@ -125,7 +125,7 @@ def validate_assign(seed, data):
     """(orig cluster, nodes in request order, network mapping) once every check of the move passed."""
     node_ids = requested_node_ids(data)
     relation = seed_relation(seed)
-    nodes = node_obj.get_many(node_ids)
+    nodes = node_obj.get_many(node_ids, lock=True)
     for node in nodes:
         check_node(node, seed, relation)
     check_roles(seed, nodes, data.get("roles"))

@@ -9,6 +9,7 @@ body is read (``api.base.request_body``).
 """
 import json
 import logging
+import urllib.parse
 
 import sqlalchemy.exc
 import web
@@ -47,6 +48,10 @@ def collect_routes(extensions):
                 "Two handlers are named {0}: {1} and {2}".format(
                     handler.__name__, known.__module__, handler.__module__))
     return routes, handlers
+
+
+#: PostgreSQL's serialization_failure and deadlock_detected: a race lost, not a fault
+CONCURRENCY_STATES = ("40001", "40P01")
 
 
 def _json_error(code, message, errors_list=(), headers=None):
@@ -91,6 +96,10 @@ def error_response(exc):
     if isinstance(exc, errors.NailgunError):
         _drop_header("Content-Type")
         return _json_error(exc.status, exc.message, exc.errors, exc.headers)
+    if isinstance(exc, sqlalchemy.exc.DBAPIError) and getattr(exc.orig, "sqlstate", None) in CONCURRENCY_STATES:
+        # the database chose this request as the loser of a race (deadlock, serialization): nothing was written
+        return _json_error(409, "The request collided with a concurrent one; nothing was changed: try again",
+                           headers={"Retry-After": "1"})
     if isinstance(exc, sqlalchemy.exc.IntegrityError):
         # The database's words name tables and constraints (and its DETAIL line, values):
         # the client gets none of them, the log only the first line, without SQL or parameters.
@@ -196,11 +205,28 @@ def build_app(extensions=None):
     return app
 
 
+def _decoded_path(environ):
+    """PATH_INFO decoded from the raw request URI, ``%2F`` included, whatever the server.
+
+    gunicorn and uwsgi decode ``%2F`` to ``/``; cheroot (``nailgun-api``) keeps it
+    encoded and decodes ``%25`` so that ``a%2Fb`` and ``a%252Fb`` meet. Decoding the raw
+    URI once, as gunicorn does, makes every server route a URL the same way.
+    """
+    raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")
+    if not raw:
+        return environ.get("PATH_INFO", "")
+    path = raw.split("?", 1)[0] if raw.startswith("/") else urllib.parse.urlsplit(raw).path
+    path = urllib.parse.unquote_to_bytes(path).decode("latin-1")
+    script = environ.get("SCRIPT_NAME", "")
+    return path[len(script):] if script and path.startswith(script) else path
+
+
 def build_wsgi(extensions=None):
     """The WSGI callable; methods web.py would refuse with an HTML page get a JSON 405."""
     wsgi = build_app(extensions).wsgifunc()
 
     def application(environ, start_response):
+        environ["PATH_INFO"] = _decoded_path(environ)
         method = environ.get("REQUEST_METHOD", "")
         if method != method.upper() or method not in base.HTTP_METHODS + ("HEAD", "OPTIONS"):
             body = json.dumps({"message": "Method {0} is not allowed".format(method), "errors": []})

@@ -1,14 +1,21 @@
 """ConfigDB environments: their components, hierarchy levels and the resources they serve.
 
-An environment whose id is a Nailgun cluster's id holds that cluster's data; the
-host's cluster and node callbacks keep the two in step.
+A *linked* environment holds the data of the Nailgun cluster of the same id; the
+host's cluster and node callbacks keep the two in step. It is linked only when asked:
+created with an existing cluster's id (as ``fuel2 config upload`` does), unless the
+body says ``"linked": false``; an equal id reached by coincidence links nothing.
+
+Ids: an explicit id never moves the id counter; an id-less creation takes the
+lowest free id above the largest one (or the lowest free one when that is the
+maximum), and retries past an id a concurrent creation took.
 """
 import sqlalchemy as sa
-from sqlalchemy import orm
+from sqlalchemy import exc, orm
 
 from nailgun_host import errors
 from nailgun_host.db import db, get_or_404
-from nailgun_host.validation import parse_id
+from nailgun_host.db.models import Cluster
+from nailgun_host.validation import MAX_ID, parse_id
 from nailgun_ext_configdb.objects import document, levels, resource_definition
 from nailgun_ext_configdb.models import Component, Environment, EnvironmentComponent, ResourceDefinition
 
@@ -17,7 +24,8 @@ def to_dict(environment):
     return {"id": environment.id,
             "components": [link.component_id for link in environment.component_links],
             "hierarchy_levels": list(environment.hierarchy_levels),
-            "revision": environment.revision}
+            "revision": environment.revision,
+            "linked": environment.linked}
 
 
 def list_all():
@@ -58,24 +66,63 @@ def _set_components(environment, refs):
     resource_definition.check_unique_names(environment_ids=[environment.id])
 
 
-def _restart_id_sequence():
-    """After an explicit id, make PostgreSQL's sequence continue above it (SQLite does by itself)."""
-    if db.get_bind().dialect.name == "postgresql":
-        table = Environment.__tablename__
-        db.execute(sa.text("SELECT setval(pg_get_serial_sequence(:table, 'id'), "
-                           "(SELECT max(id) FROM {0}))".format(table)), {"table": table})
+#: id-less creations retried past ids that concurrent creations took
+ID_ATTEMPTS = 20
+
+
+def _free_id():
+    """The next id for an id-less environment: above the largest, else the lowest free one.
+
+    Computed rather than drawn from a sequence, so an explicit id (even the maximum)
+    never exhausts it and SQLite never hands out an id the routes cannot reach.
+    """
+    largest = db.scalar(sa.select(sa.func.max(Environment.id))) or 0
+    if largest < MAX_ID:
+        return largest + 1
+    if db.get(Environment, 1) is None:
+        return 1
+    following = orm.aliased(Environment)
+    taken = sa.select(following.id).where(following.id == Environment.id + 1).exists()
+    gap = db.scalar(sa.select(sa.func.min(Environment.id + 1)).where(Environment.id < MAX_ID, ~taken))
+    if gap is None:
+        raise errors.Conflict("Every environment id up to {0} is taken".format(MAX_ID))
+    return gap
+
+
+def _linked(data):
+    """Whether a new environment is linked to the cluster of its id (see the module's rule)."""
+    cluster_exists = "id" in data and db.get(Cluster, data["id"]) is not None
+    linked = data.get("linked", cluster_exists)
+    if linked and not cluster_exists:
+        raise errors.InvalidData("Only an environment created with an existing cluster's id can be linked to it")
+    return linked
+
+
+def _insert(environment):
+    """Insert in a savepoint; False when its id was taken meanwhile (the savepoint is rolled back)."""
+    try:
+        with db.begin_nested():
+            db.add(environment)
+        return True
+    except exc.IntegrityError:
+        return False
 
 
 def create(data):
     if "id" in data and db.get(Environment, data["id"]) is not None:
         raise errors.AlreadyExists("Environment with id {0} already exists".format(data["id"]))
-    environment = Environment(hierarchy_levels=list(data["hierarchy_levels"]), revision=0)
+    fields = {"hierarchy_levels": list(data["hierarchy_levels"]), "revision": 0, "linked": _linked(data)}
     if "id" in data:
-        environment.id = data["id"]
-    db.add(environment)
-    db.flush()
-    if "id" in data:
-        _restart_id_sequence()
+        environment = Environment(id=data["id"], **fields)
+        if not _insert(environment):
+            raise errors.AlreadyExists("Environment with id {0} already exists".format(data["id"]))
+    else:
+        for _ in range(ID_ATTEMPTS):
+            environment = Environment(id=_free_id(), **fields)
+            if _insert(environment):
+                break
+        else:
+            raise errors.Conflict("Could not find a free environment id; try again")
     _set_components(environment, data["components"])
     return environment
 
@@ -84,6 +131,8 @@ def update(environment, data):
     """Change components and levels; documents at levels no longer in the hierarchy are deleted."""
     if "id" in data and data["id"] != environment.id:
         raise errors.InvalidData("The id of an environment cannot change")
+    if "linked" in data and data["linked"] != environment.linked:
+        raise errors.InvalidData("Whether an environment is linked to a cluster is set when it is created")
     if "components" in data:
         _set_components(environment, data["components"])
     if "hierarchy_levels" in data:

@@ -4,14 +4,14 @@ A URL names levels as ``lvl1/v1/lvl2/v2/``; they must follow the environment's
 hierarchy from its broadest level (a prefix of it is fine). The stored path is
 the whole ``lvl1/v1/lvl2/v2`` (``""`` is the environment level), so a value is
 identified by all its parents. In an environment linked to a Nailgun cluster (same
-id) a ``nodes`` value names one of the cluster's nodes, by id or FQDN, and is
+id, see ``environment``) a ``nodes`` value names one of the cluster's nodes, by id or FQDN, and is
 stored as the node id.
 """
 import sqlalchemy as sa
 
 from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_host.db.models import Cluster, Node
+from nailgun_host.db.models import Node
 from nailgun_host.validation import parse_id
 
 NODES = "nodes"
@@ -38,10 +38,6 @@ def display(level_path):
     return "/" + level_path + "/" if level_path else "/"
 
 
-def is_linked(environment):
-    return db.get(Cluster, environment.id) is not None
-
-
 def _node(environment, value):
     query = sa.select(Node)
     query = query.where(Node.id == parse_id(value)) if parse_id(value) else query.where(Node.fqdn == value)
@@ -65,7 +61,7 @@ def resolve(environment, levels):
     for (name, _), expected in zip(pairs, hierarchy):
         if name != expected:
             raise errors.ObjectNotFound("Unexpected level name '{0}'. Expected '{1}'.".format(name, expected))
-    if any(name == NODES for name, _ in pairs) and is_linked(environment):
+    if any(name == NODES for name, _ in pairs) and environment.linked:
         pairs = [(name, _node(environment, value) if name == NODES else value) for name, value in pairs]
     return pairs
 

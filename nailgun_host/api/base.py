@@ -248,7 +248,7 @@ class CollectionHandler(BaseHandler):
 
 
 class ItemHandler(BaseHandler):
-    """An object's URL: GET shows it, PUT changes it under a row lock, DELETE removes it (204).
+    """An object's URL: GET shows it, PUT changes it and DELETE removes it (204), both under its row lock.
 
     ``objects`` is the domain module (``to_dict``, ``get``, ``update``, ``delete``); a PUT
     body is valid for ``update_schema``.
@@ -277,5 +277,5 @@ class ItemHandler(BaseHandler):
         return self.objects.to_dict(self.objects.update(found, self.body()))
 
     def DELETE(self, object_id):
-        self.objects.delete(self.objects.get(object_id))
+        self.objects.delete(self.objects.get(object_id, lock=True))
         set_status(204)

@@ -80,7 +80,7 @@ class ClusterAssignmentHandler(BaseHandler):
     def POST(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
         data = self.body()
-        for item, node in zip(data, node_obj.get_many([item["id"] for item in data])):
+        for item, node in zip(data, node_obj.get_many([item["id"] for item in data], lock=True)):
             if node.cluster_id is not None:
                 raise errors.InvalidData("Node {0} is already assigned to cluster {1}".format(
                     node.id, node.cluster_id))
@@ -93,7 +93,7 @@ class ClusterUnassignmentHandler(BaseHandler):
 
     def POST(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
-        nodes = node_obj.get_many([item["id"] for item in self.body()])
+        nodes = node_obj.get_many([item["id"] for item in self.body()], lock=True)
         _check_in_cluster(nodes, cluster)
         for node in nodes:
             node_obj.remove_from_cluster(node)

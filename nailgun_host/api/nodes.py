@@ -19,14 +19,14 @@ class NodeCollectionHandler(CollectionHandler):
 
     def PUT(self):
         data = self.body()
-        nodes = [node_obj.update(node_obj.get(item["id"]), item) for item in data]
+        nodes = [node_obj.update(node_obj.get(item["id"], lock=True), item) for item in data]
         return [node_obj.to_dict(n) for n in nodes]
 
     def DELETE(self):
         ids = id_list_param("ids")
         if not ids:
             raise errors.InvalidData("Node ids are required: ?ids=1,2")
-        nodes = node_obj.get_many(list(dict.fromkeys(ids)))
+        nodes = node_obj.get_many(list(dict.fromkeys(ids)), lock=True)
         extensions.fire("on_node_collection_delete", ids)
         for node in nodes:
             node_obj.delete(node)

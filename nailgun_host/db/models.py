@@ -190,8 +190,21 @@ class NodeInterface(Base):
     )
 
 
+#: a task of these names, while pending or running, is the only such task of its cluster
+CLUSTER_TASK_NAMES = ("provision", "deployment", "deploy")
+ACTIVE_TASK_STATUSES = ("pending", "running")
+
+
 class Task(Base):
     __tablename__ = "tasks"
+    __table_args__ = (
+        # at most one running cluster task, held by the database whatever the request path
+        sa.Index("tasks_one_active_per_cluster", "cluster_id", unique=True,
+                 postgresql_where=sa.text("status IN ('pending', 'running') AND "
+                                          "name IN ('provision', 'deployment', 'deploy')"),
+                 sqlite_where=sa.text("status IN ('pending', 'running') AND "
+                                      "name IN ('provision', 'deployment', 'deploy')")),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     uuid: Mapped[str] = mapped_column(sa.String(36), unique=True, default=lambda: str(uuid.uuid4()))

@@ -74,9 +74,14 @@ def update(cluster, data):
 
 
 def delete(cluster):
-    """Nodes go back to discovery, extensions clean up after the cluster, then it is removed."""
+    """Nodes go back to discovery, extensions clean up after the cluster, then it is removed.
+
+    Its nodes are locked first, in the order every path takes (cluster, nodes, then
+    what extensions lock), so a concurrent move of one of them waits instead of deadlocking.
+    """
+    nodes = node_obj.get_many(sorted(node.id for node in cluster.nodes), lock=True)
     extensions.fire("on_cluster_delete", cluster)
-    for node in list(cluster.nodes):
+    for node in nodes:
         node_obj.remove_from_cluster(node)
     db.delete(cluster)
     db.flush()

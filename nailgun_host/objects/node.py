@@ -36,9 +36,16 @@ def list_all(**filters):
     return nodes.all()
 
 
-def get_many(ids):
-    """The nodes with these ids, in the order given; 404 naming the first that does not exist."""
-    found = {node.id: node for node in query().filter(Node.id.in_(ids))} if ids else {}
+def get_many(ids, lock=False):
+    """The nodes with these ids, in the order given; 404 naming the first that does not exist.
+
+    ``lock`` takes their rows FOR UPDATE (in id order) and reloads them, so a request
+    changing them waits for any other one changing the same nodes and sees its result.
+    """
+    nodes = query().filter(Node.id.in_(ids))
+    if lock:
+        nodes = nodes.order_by(Node.id).with_for_update(of=Node).populate_existing()
+    found = {node.id: node for node in nodes} if ids else {}
     for node_id in ids:
         if node_id not in found:
             raise errors.ObjectNotFound(NOT_FOUND.format(node_id))

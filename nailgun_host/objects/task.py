@@ -7,15 +7,17 @@ the cluster on.
 """
 import datetime
 
+import sqlalchemy as sa
+
 from nailgun_host import errors
 from nailgun_host.db import db, get_or_404
-from nailgun_host.db.models import Cluster, Node, Task
+from nailgun_host.db.models import ACTIVE_TASK_STATUSES, CLUSTER_TASK_NAMES, Cluster, Node, Task
 from nailgun_host.objects import network, serializers
 from nailgun_host.orchestrator import get_orchestrator
 
-ACTIVE = ("pending", "running")
+ACTIVE = ACTIVE_TASK_STATUSES
 FINISHED = ("ready", "error")
-CLUSTER_TASKS = ("provision", "deployment", "deploy")
+CLUSTER_TASKS = CLUSTER_TASK_NAMES
 #: what a node becomes when its task finishes well
 NODE_DONE = {"provision": "provisioned", "deployment": "ready"}
 #: what the cluster becomes when the task finishes well (Nailgun leaves a provisioned-only one partially deployed)
@@ -38,6 +40,11 @@ def list_all(cluster_id=None):
 
 
 def check_no_running_task(cluster):
+    """409 when a provision or deployment task is pending or running for the cluster.
+
+    Callers hold the cluster's row lock, which orders them; the partial unique index
+    ``tasks_one_active_per_cluster`` holds the rule for any path that does not.
+    """
     running = (db.query(Task.id, Task.name).filter(
         Task.cluster_id == cluster.id, Task.name.in_(CLUSTER_TASKS), Task.status.in_(ACTIVE))
         .first())
@@ -47,13 +54,22 @@ def check_no_running_task(cluster):
                 running.name, running.id, cluster.id))
 
 
+def _add_active(task, cluster):
+    """Insert the task; the index's refusal (a concurrent task won) is the 409 of the check."""
+    try:
+        with db.begin_nested():
+            db.add(task)
+    except sa.exc.IntegrityError:
+        check_no_running_task(cluster)
+        raise errors.RunningTaskExists("Another task is already running for environment {0}".format(cluster.id))
+
+
 def _run(name, cluster, nodes, method, respond_to, node_status, build_args):
     """Record a task, hand its message to the orchestrator, mark nodes and cluster busy."""
     check_no_running_task(cluster)
     network.assign_vips(cluster)
     task = Task(name=name, cluster_id=cluster.id, status="pending", time_start=_now())
-    db.add(task)
-    db.flush()
+    _add_active(task, cluster)
     message = {"method": method, "respond_to": respond_to,
                "args": dict(build_args(), task_uuid=task.uuid)}
     for node in nodes:

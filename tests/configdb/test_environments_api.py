@@ -10,7 +10,7 @@ def test_create_by_component_names_and_ids(cdb):
     b = cdb.component("b", ["r2"])
     body = cdb.environment(["b", a["id"]], levels=["rack", "nodes"])
     assert body == {"id": body["id"], "components": [b["id"], a["id"]], "hierarchy_levels": ["rack", "nodes"],
-                    "revision": 0}
+                    "revision": 0, "linked": False}
     assert cdb.app.get(API + "/environments/{0}".format(body["id"])).json == body
     assert cdb.app.get("/api/config/environments").json == [body]
 
@@ -94,3 +94,36 @@ def test_unknown_environment_is_404_everywhere(cdb):
         assert "Cannot find an environment" in cdb.app.get(API + url, status=404).json["message"]
     cdb.app.put_json(API + "/environments/5/resources/r/values", {}, status=404)
     cdb.app.delete(API + "/environments/5", status=404)
+
+
+# -- ids (issue 9, item 7) -----------------------------------------------------------------------
+
+def test_the_largest_explicit_id_does_not_stop_id_less_creation(cdb):
+    """An explicit id, even the largest, never moves an id counter past what the routes reach."""
+    from nailgun_host.validation import MAX_ID
+    cdb.component("c", ["r"])
+    assert cdb.environment(["c"], id=MAX_ID)["id"] == MAX_ID
+    first = cdb.environment(["c"])
+    assert cdb.environment(["c"], id=1 if first["id"] != 1 else 2)
+    created = [first] + [cdb.environment(["c"]) for _ in range(3)]
+    ids = [e["id"] for e in created]
+    assert len(set(ids)) == len(ids) and all(0 < i < MAX_ID for i in ids)
+    for environment in created:
+        assert cdb.app.get(API + "/environments/{0}".format(environment["id"])).json == environment
+    cdb.put(ids[-1], "r", {"k": 1}, status=308)
+
+
+def test_id_less_creations_racing_explicit_ids_always_succeed(db_url, request, session):
+    if not db_url.startswith("postgresql"):
+        pytest.skip("a race between gunicorn workers needs PostgreSQL (set NAILGUN_TEST_DB_URL)")
+    import concurrent.futures
+    import requests
+    api = request.getfixturevalue("gunicorn") + "config/environments"
+    bodies = [dict({"components": [], "hierarchy_levels": []}, **({"id": i} if i % 2 else {})) for i in range(1, 31)]
+    with concurrent.futures.ThreadPoolExecutor(10) as pool:
+        answers = list(pool.map(lambda body: requests.post(api, json=body, timeout=60), bodies))
+    for body, answer in zip(bodies, answers):
+        assert answer.status_code in ((201, 409) if "id" in body else (201,)), answer.text
+    created = sorted(a.json()["id"] for a in answers if a.status_code == 201)
+    assert sorted(e["id"] for e in requests.get(api, timeout=60).json()) == created
+    assert len(set(created)) == len(created)

@@ -124,3 +124,50 @@ def test_unlinked_environment_keeps_free_form_node_values(cdb, env):
     free = cdb.environment(["c"], id=50)
     cdb.put(free["id"], "1", {"free": True}, levels="nodes/node-77.example/")
     assert cdb.get(free["id"], "r", "nodes/node-77.example/").json == {"free": True}
+
+
+# -- linked only when asked (issue 9, item 6) ---------------------------------------------------
+
+def test_fuel2_upload_flow_links_the_environment(cdb, linked):
+    cluster = linked[0]
+    assert cdb.app.get(API + "/environments/{0}".format(cluster["id"])).json["linked"] is True
+
+
+def test_a_cluster_of_the_same_id_does_not_link_an_environment_by_coincidence(cdb, env):
+    cdb.component("c", ["r"])
+    free = cdb.environment(["c"])
+    assert free["linked"] is False
+    cdb.put(free["id"], "1", {"free": True}, levels="nodes/node-77.example/")
+    cluster = env.create(nodes_kwargs=[{"roles": ["compute"]}])
+    assert cluster["id"] == free["id"]  # the coincidence
+    assert cdb.get(free["id"], "r", "nodes/node-77.example/").json == {"free": True}
+    env.app.delete("/api/v1/clusters/{0}/".format(cluster["id"]), status=204)
+    assert cdb.app.get(API + "/environments/{0}".format(free["id"])).json == dict(free, revision=1)
+    assert cdb.get(free["id"], "r", "nodes/node-77.example/").json == {"free": True}
+
+
+def test_linked_false_keeps_an_environment_of_a_cluster_id_free(cdb, env):
+    cluster = env.create(nodes_kwargs=[{"roles": ["compute"]}])
+    cdb.component("c", ["r"])
+    free = cdb.environment(["c"], id=cluster["id"], linked=False)
+    cdb.put(free["id"], "1", {"n": 1}, levels="nodes/{0}/".format(env.nodes[0]["fqdn"]))
+    env.app.delete("/api/v1/nodes/{0}/".format(env.nodes[0]["id"]), status=204)
+    env.app.delete("/api/v1/clusters/{0}/".format(cluster["id"]), status=204)
+    assert cdb.get(free["id"], "r", "nodes/{0}/".format(env.nodes[0]["fqdn"])).json == {"n": 1}
+
+
+@pytest.mark.parametrize("body", [{"linked": True}, {"id": 40, "linked": True}])
+def test_only_an_existing_clusters_id_can_be_linked(cdb, env, body, session):
+    cdb.component("c", ["r"])
+    resp = cdb.app.post_json(API + "/environments", dict(body, components=["c"], hierarchy_levels=["nodes"]),
+                             status=400)
+    assert resp.json["message"] == "Only an environment created with an existing cluster's id can be linked to it"
+    assert cdb.app.get(API + "/environments").json == []
+
+
+def test_whether_linked_cannot_change(cdb, linked):
+    cluster = linked[0]
+    url = API + "/environments/{0}".format(cluster["id"])
+    cdb.app.put_json(url, {"linked": False}, status=400)
+    cdb.app.put_json(url, {"linked": True}, status=200)
+    assert cdb.app.get(url).json["linked"] is True

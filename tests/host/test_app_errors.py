@@ -157,3 +157,22 @@ def test_a_conflict_found_by_the_database_names_no_constraint_and_logs_no_sql(ap
     assert logged and all(r.levelname == "DEBUG" for r in logged)
     assert not any("INSERT" in r.getMessage() or "secret-description" in r.getMessage() for r in caplog.records)
     assert len(app.get("/api/v1/releases/").json) == 1
+
+
+@pytest.mark.parametrize("sqlstate", ["40001", "40P01"])
+def test_a_request_that_loses_a_race_in_the_database_answers_409(app, env, monkeypatch, sqlstate):
+    """A deadlock or serialization failure chosen by PostgreSQL is a lost race, not a 500 (issue 9, item 5)."""
+    import sqlalchemy.exc
+    from nailgun_host.objects import cluster as cluster_obj
+
+    cluster = env.create_cluster()
+    orig = type("PgError", (Exception,), {"sqlstate": sqlstate})("deadlock detected")
+
+    def losing(*_args, **_kwargs):
+        raise sqlalchemy.exc.OperationalError("SELECT ... FOR UPDATE", {}, orig)
+
+    monkeypatch.setattr(cluster_obj, "get", losing)
+    resp = app.put_json("/api/v1/clusters/{0}/".format(cluster["id"]), {"name": "x"}, status=409)
+    assert resp.json == {"message": "The request collided with a concurrent one; nothing was changed: try again",
+                         "errors": []}
+    assert resp.headers["Retry-After"] == "1"

@@ -40,3 +40,23 @@ def test_concurrent_attribute_patches_lose_no_update(gunicorn, db_url):
         assert set(pool.map(patch, range(WRITERS))) == {200}
     written = requests.get(url).json()["editable"]["writers"]
     assert sorted(written) == sorted("w{0}".format(writer) for writer in range(WRITERS))
+
+
+@pytest.mark.parametrize("path, status, location", [
+    ("a%2Fb", 308, "resources/1/values"), ("a/b", 308, "resources/1/values"), ("1", 204, None),
+    ("a%252Fb", 404, None), ("%31", 204, None)])
+def test_gunicorn_and_nailgun_api_route_encoded_slashes_alike(gunicorn, live_server, session, path, status, location):
+    """``%2F`` is a ``/`` under every server (issue 9, item 7): one URL, one handler, one answer."""
+    api = live_server.url + "/api/v1/config/"
+    requests.post(api + "components", json={"name": "c", "resource_definitions": [{"name": "a/b"}]}).raise_for_status()
+    requests.post(api + "environments", json={"components": ["c"], "hierarchy_levels": []}).raise_for_status()
+    answers = []
+    for root in (api, gunicorn + "config/"):
+        resp = requests.put(root + "environments/1/resources/{0}/values".format(path), json={"x": 1},
+                            allow_redirects=False)
+        assert resp.status_code == status, resp.text
+        assert (resp.headers.get("Location") or "").endswith(location or ""), resp.headers.get("Location")
+        answers.append(resp.json() if resp.content else None)
+    if status == 404:
+        assert answers[0] == answers[1] == {"message": "Data source a%2Fb is not supported in environment 1",
+                                            "errors": []}
