@@ -226,3 +226,12 @@ def gunicorn(migrated_db, db_url):
 @pytest.fixture
 def extensions():
     return get_all_extensions()
+
+
+#: lines a test wants in the run's closing summary (the fuzz run's counts), shown without ``-s``
+SUMMARY_LINES = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in SUMMARY_LINES:
+        terminalreporter.write_line(line)

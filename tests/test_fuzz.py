@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from nailgun_host.validation import MAX_ID
-from tests.conftest import LiveServer, _empty_tables
+from tests.conftest import SUMMARY_LINES, LiveServer, _empty_tables
 
 MAX_EXAMPLES = int(os.environ.get("NAILGUN_FUZZ_EXAMPLES", "400"))
 BUDGET_SECONDS = float(os.environ.get("NAILGUN_FUZZ_SECONDS", "120"))
@@ -456,7 +456,7 @@ def campaign(migrated_db, db_url):
         each = max(2, MAX_EXAMPLES // len(operations))
         fuzz(found, [o for o in operations if o[1] != "delete"], each, deadline)
         fuzz(found, [o for o in operations if o[1] == "delete"], each, deadline)
-        print("\n" + found.report())
+        SUMMARY_LINES.extend(found.report().splitlines())
         yield found
     finally:
         server.stop()
