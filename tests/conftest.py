@@ -86,7 +86,7 @@ def clean_db(request, db_url):
     """Empty tables and default settings for every test that touches the database."""
     settings.reload(overrides={"DATABASE_URL": db_url})
     if "migrated_db" not in request.fixturenames and not any(
-            name in request.fixturenames for name in ("app", "env", "session", "live_server")):
+            name in request.fixturenames for name in ("app", "env", "session", "live_server", "gunicorn")):
         yield
         return
     engine, tables = request.getfixturevalue("migrated_db")

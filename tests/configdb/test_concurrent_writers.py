@@ -23,11 +23,13 @@ def _writer(url, writer):
     raise AssertionError("writer {0} never succeeded".format(writer))
 
 
-def test_no_lost_update(db_url, request):
+def test_no_lost_update(db_url, migrated_db, request):
+    """``migrated_db`` makes ``clean_db`` empty the tables first: the gunicorn fixture is asked for lazily."""
     if not db_url.startswith("postgresql"):
         pytest.skip("needs PostgreSQL (set NAILGUN_TEST_DB_URL)")
     api = request.getfixturevalue("gunicorn") + "config"
     component = requests.post(api + "/components", json={"name": "c", "resource_definitions": [{"name": "r"}]})
+    assert component.status_code == 201, component.text
     rid = component.json()["resource_definitions"][0]["id"]
     assert requests.post(api + "/environments", json={"components": ["c"], "hierarchy_levels": ["nodes"]}).ok
     url = "{0}/environments/1/nodes/n1/resources/{1}/values".format(api, rid)
