@@ -1,6 +1,6 @@
 """The HTTP client and cliff plumbing shared by the extensions' ``fuel2`` commands.
 
-It needs only ``requests``, ``cliff`` and ``PyYAML``: the commands run on an operator's
+It needs only ``requests``, ``keystoneauth1``, ``cliff`` and ``PyYAML``: the commands run on an operator's
 machine without the server's dependencies. Settings are found the way fuel2 finds
 them: the defaults, ``~/.config/fuel/fuel_client.yaml``, the file named by
 ``$FUELCLIENT_CUSTOM_SETTINGS``, then environment variables of the same names.
@@ -8,8 +8,10 @@ them: the defaults, ``~/.config/fuel/fuel_client.yaml``, the file named by
 import json
 import os
 
-import requests
 import yaml
+
+from nailgun_host.client import fuel2, transports
+from nailgun_host.client.errors import APIError
 
 DEFAULTS = {
     "SERVER_ADDRESS": "127.0.0.1",
@@ -18,6 +20,10 @@ DEFAULTS = {
     "OS_USERNAME": None,
     "OS_PASSWORD": None,
     "OS_TENANT_NAME": "admin",
+    "OS_PROJECT_NAME": None,
+    "OS_AUTH_URL": None,
+    "OS_USER_DOMAIN_NAME": "Default",
+    "OS_PROJECT_DOMAIN_NAME": "Default",
     "OS_CACERT": None,
     "INSECURE": False,
     "HTTP_TIMEOUT": 10,
@@ -39,48 +45,41 @@ def load_settings(environ=None):
     return values
 
 
-class APIError(Exception):
-    """An HTTP error answer; ``str()`` is the server's own message."""
-
-    def __init__(self, status, message, body=None):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.body = body
-
-
 class APIClient:
-    """JSON over HTTP to the Nailgun API (``/api/v1`` of the configured server)."""
+    """JSON over HTTP to the Nailgun API (``/api/v1`` of the configured server).
 
-    def __init__(self, root=None, settings=None):
+    ``transport`` sends the requests with the user's credentials; by default the one the
+    settings ask for (``transports.transport_for``).
+    """
+
+    def __init__(self, root=None, settings=None, transport=None, timeout=None):
         self.settings = settings or load_settings()
         self.root = (root or "{0}://{1}:{2}".format(
             self.settings["SERVER_PROTOCOL"], self.settings["SERVER_ADDRESS"],
             self.settings["SERVER_PORT"])).rstrip("/")
         self.api_root = self.root + "/api/v1/"
-        self.session = requests.Session()
-        if self.settings.get("OS_USERNAME"):
-            self.session.auth = (self.settings["OS_USERNAME"], self.settings.get("OS_PASSWORD") or "")
-        if self.settings.get("OS_CACERT"):
-            self.session.verify = self.settings["OS_CACERT"]
-        elif str(self.settings.get("INSECURE")).lower() in ("1", "true", "yes"):
-            self.session.verify = False
-        self.timeout = float(self.settings.get("HTTP_TIMEOUT") or 10)
+        self.transport = transport or transports.transport_for(self.settings, self.root)
+        self.timeout = float(timeout or self.settings.get("HTTP_TIMEOUT") or 10)
 
     @classmethod
     def default(cls):
         return cls()
+
+    @classmethod
+    def for_app(cls, app):
+        """The client for a cliff app: fuelclient's login and token inside fuel2, the settings' elsewhere."""
+        if fuel2.is_fuel2(app):
+            root, transport, timeout = fuel2.root_transport_timeout()
+            return cls(root=root, transport=transport, timeout=timeout)
+        return cls.default()
 
     def request(self, method, path, data=None, params=None, headers=None, raw=False):
         url = path if path.startswith("http") else self.api_root + path.lstrip("/")
         body = None if data is None else json.dumps(data)
         all_headers = {"Content-Type": "application/json", "Accept": "application/json"}
         all_headers.update(headers or {})
-        try:
-            response = self.session.request(method, url, data=body, params=params,
-                                            headers=all_headers, timeout=self.timeout)
-        except requests.ConnectionError as exc:
-            raise APIError(None, "Cannot connect to the Nailgun API at {0}: {1}".format(self.root, exc))
+        response = self.transport.send(method, url, data=body, params=params, headers=all_headers,
+                                       timeout=self.timeout)
         if response.status_code >= 400:
             raise APIError(response.status_code, _error_message(response), response.text)
         if raw:
@@ -125,7 +124,7 @@ class ClientMixin:
     def client(self):
         client = getattr(self.app, "nailgun_client", None)
         if client is None:
-            client = APIClient.default()
+            client = APIClient.for_app(self.app)
             try:
                 self.app.nailgun_client = client
             except AttributeError:

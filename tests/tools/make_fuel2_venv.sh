@@ -17,6 +17,6 @@ if [ ! -x "$VENV/bin/fuel2" ]; then
     "$VENV/bin/pip" install -q --no-build-isolation pyyaml==5.4.1 >&2
 fi
 "$VENV/bin/pip" install -q --no-deps --no-build-isolation -e "$HERE" >&2
-"$VENV/bin/pip" install -q requests cliff >&2
+"$VENV/bin/pip" install -q requests cliff keystoneauth1 >&2
 "$VENV/bin/fuel2" --help >/dev/null 2>&1 || { echo "fuel2 does not start" >&2; exit 1; }
 echo "$VENV/bin/fuel2"

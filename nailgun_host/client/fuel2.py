@@ -1,0 +1,44 @@
+"""Inside ``fuel2``: our commands use fuelclient's own client and its token.
+
+So ``fuel2 --os-username/--os-password``, ``fuel_client.yaml`` and the ``OS_*`` variables log
+our commands in exactly as they log in fuelclient's own (a Keystone v2.0 login at
+``<server>/keystone/v2.0``, only when ``/api/v1/version`` says ``auth_required``). Imported only
+when the cliff app is fuelclient's: ``fuel-ext`` never needs python-fuelclient.
+"""
+import requests
+
+from nailgun_host.client.errors import APIError
+from nailgun_host.client.transports import RequestsTransport
+
+
+def is_fuel2(app):
+    """True when ``app`` is fuelclient's cliff app (told by its module, without importing fuelclient)."""
+    return type(app).__module__.split(".")[0] == "fuelclient"
+
+
+class FuelclientToken(requests.auth.AuthBase):
+    """Puts fuelclient's current token (empty when no auth is required) in X-Auth-Token of each request.
+
+    keystoneclient logs in on first use and again when the token is about to expire."""
+
+    def __init__(self, fuelclient_api):
+        self.api = fuelclient_api
+
+    def __call__(self, request):
+        from fuelclient.cli import error
+        from keystoneauth1 import exceptions
+        try:
+            token = self.api.auth_token
+        except (exceptions.ClientException, error.FuelClientException) as exc:
+            raise APIError(getattr(exc, "http_status", None), "fuel2 could not log in at {0} as {1!r}: {2}".format(
+                self.api.keystone_base, self.api._os_username, exc))
+        if token:
+            request.headers["X-Auth-Token"] = token
+        return request
+
+
+def root_transport_timeout():
+    """fuelclient's server root, a transport carrying its token, and its HTTP timeout."""
+    from fuelclient import client
+    api = client.DefaultAPIClient  # made from the settings fuel2 updated with its command-line options
+    return api.root, RequestsTransport(auth=FuelclientToken(api), proxies=api._make_proxies()), api._http_timeout

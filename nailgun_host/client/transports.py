@@ -1,0 +1,116 @@
+"""How a request reaches the API with the user's credentials: a Keystone session, HTTP Basic, or none.
+
+``fuel-ext`` picks one from its settings: with ``OS_AUTH_URL``, a keystoneauth1 v3 password
+session gets the token and renews it (on expiry, or once on a 401); with only ``OS_USERNAME``,
+HTTP Basic (the server's local mode, or Keystone's password check). The CA file and ``INSECURE``
+are given to every request as ``verify=``: requests lets ``REQUESTS_CA_BUNDLE`` beat a session's
+own ``verify``, never an explicit one.
+"""
+import ipaddress
+import sys
+from urllib.parse import urlsplit
+
+import requests
+
+from nailgun_host.client.errors import APIError
+
+
+def is_true(value):
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def verify_setting(settings):
+    """``verify=`` for requests and keystoneauth1: the CA file, else False when INSECURE, else True."""
+    if settings.get("OS_CACERT"):
+        return settings["OS_CACERT"]
+    return not is_true(settings.get("INSECURE"))
+
+
+def is_loopback(host):
+    if host in (None, "localhost") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def warn_if_plain_basic(root, stream=None):
+    """A password sent as Basic over plain HTTP beyond this machine is readable on the way: say so."""
+    parts = urlsplit(root)
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        (stream or sys.stderr).write(
+            "WARNING: sending the password as HTTP Basic over plain HTTP to {0}; anyone on the way can "
+            "read it. Use SERVER_PROTOCOL=https (with OS_CACERT) or OS_AUTH_URL.\n".format(parts.netloc))
+
+
+def transport_for(settings, root):
+    """The transport ``fuel-ext``'s settings ask for."""
+    verify = verify_setting(settings)
+    if settings.get("OS_AUTH_URL"):
+        return KeystoneTransport(settings, verify)
+    if settings.get("OS_USERNAME"):
+        warn_if_plain_basic(root)
+        return RequestsTransport(verify, auth=(settings["OS_USERNAME"], settings.get("OS_PASSWORD") or ""))
+    return RequestsTransport(verify)
+
+
+class RequestsTransport:
+    """Plain requests; ``auth`` is a requests auth (a Basic pair, or fuel2's token)."""
+
+    def __init__(self, verify=True, auth=None, proxies=None):
+        self.verify = verify
+        self.session = requests.Session()
+        self.session.auth = auth
+        if proxies:
+            self.session.proxies.update(proxies)
+
+    def send(self, method, url, **kwargs):
+        try:
+            return self.session.request(method, url, verify=self.verify, **kwargs)
+        except requests.exceptions.SSLError as exc:
+            raise APIError(None, _tls_message(url, self.verify, exc))
+        except requests.ConnectionError as exc:
+            raise APIError(None, "Cannot connect to the Nailgun API at {0}: {1}".format(_root(url), exc))
+
+
+class KeystoneTransport:
+    """A keystoneauth1 session with a v3 password plugin: the token is got, sent and renewed by it."""
+
+    def __init__(self, settings, verify):
+        from keystoneauth1 import session
+        from keystoneauth1.identity import v3
+        self.auth_url = settings["OS_AUTH_URL"]
+        self.username = settings.get("OS_USERNAME")
+        self.verify = verify
+        auth = v3.Password(
+            auth_url=self.auth_url, username=self.username, password=settings.get("OS_PASSWORD"),
+            project_name=settings.get("OS_PROJECT_NAME") or settings.get("OS_TENANT_NAME"),
+            user_domain_name=settings.get("OS_USER_DOMAIN_NAME") or "Default",
+            project_domain_name=settings.get("OS_PROJECT_DOMAIN_NAME") or "Default")
+        self.session = session.Session(auth=auth, verify=verify)
+
+    def send(self, method, url, **kwargs):
+        from keystoneauth1 import exceptions
+        try:
+            return self.session.request(url, method, raise_exc=False, verify=self.verify, **kwargs)
+        except exceptions.SSLError as exc:
+            raise APIError(None, _tls_message(url, self.verify, exc))
+        except exceptions.ConnectFailure as exc:
+            raise APIError(None, "Cannot connect to {0}: {1}".format(_root(url), exc))
+        except exceptions.Unauthorized as exc:
+            raise APIError(401, "Keystone at {0} refused the login of {1!r}: {2}".format(
+                self.auth_url, self.username, exc))
+        except exceptions.ClientException as exc:  # no username, no project, Keystone's other errors
+            raise APIError(None, "Cannot log in with Keystone at {0}: {1}".format(self.auth_url, exc))
+
+
+def _root(url):
+    parts = urlsplit(url)
+    return "{0}://{1}".format(parts.scheme, parts.netloc)
+
+
+def _tls_message(url, verify, exc):
+    ca = ("the CA file {0}".format(verify) if isinstance(verify, str)
+          else "the default CAs (REQUESTS_CA_BUNDLE or the system's)")
+    return "The TLS certificate of {0} is not trusted by {1}: {2}".format(_root(url), ca, exc)
