@@ -65,11 +65,20 @@ class Keystone:
 
     def check_password(self, user, password, project=None):
         """The identity of ``user`` scoped to ``project`` (default ``basic_project``), and the token obtained."""
-        plugin = v3.Password(
+        return self._authenticate(v3.Password(
             auth_url=self.auth_url, username=user, password=password,
             user_domain_name=self.options.get("user_domain_name", "Default"),
             project_name=project or self.options.get("basic_project", "admin"),
-            project_domain_name=self.options.get("project_domain_name", "Default"))
+            project_domain_name=self.options.get("project_domain_name", "Default")))
+
+    def check_token(self, token, project=None):
+        """A token of the same user scoped to ``project``, and its identity (keystoneclient's re-login)."""
+        return self._authenticate(v3.Token(
+            auth_url=self.auth_url, token=token,
+            project_name=project or self.options.get("basic_project", "admin"),
+            project_domain_name=self.options.get("project_domain_name", "Default")))
+
+    def _authenticate(self, plugin):
         session = ksa_session.Session(auth=plugin, verify=self.verify,
                                       timeout=float(self.options.get("timeout", 10)))
         try:

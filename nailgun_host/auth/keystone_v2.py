@@ -22,7 +22,10 @@ class BadRequest(Exception):
 
 
 def _credentials(environ):
-    """(user, password, tenant) of a v2.0 password authentication request."""
+    """``("password", user, password, tenant)`` or ``("token", token, None, tenant)`` of a v2.0 login.
+
+    keystoneclient logs in with the password, then again with the token it was given.
+    """
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
@@ -32,16 +35,19 @@ def _credentials(environ):
     try:
         request = json.loads(environ["wsgi.input"].read(length) or b"null")
         auth = request["auth"]
-        password = auth["passwordCredentials"]
-        user, secret = password["username"], password["password"]
         tenant = auth.get("tenantName")
+        if "token" in auth:
+            kind, user, secret = "token", auth["token"]["id"], ""
+        else:
+            kind, user, secret = "password", auth["passwordCredentials"]["username"], \
+                auth["passwordCredentials"]["password"]
     except (ValueError, KeyError, TypeError):
         raise BadRequest('expected {"auth": {"passwordCredentials": {"username": ..., "password": ...}, '
-                         '"tenantName": ...}}')
+                         '"tenantName": ...}} or {"auth": {"token": {"id": ...}, "tenantName": ...}}')
     if not all(isinstance(value, str) for value in (user, secret)) or not user or (
             tenant is not None and not isinstance(tenant, str)):
-        raise BadRequest("username, password and tenantName must be strings")
-    return user, secret, tenant
+        raise BadRequest("username, password, token id and tenantName must be strings")
+    return kind, user, secret, tenant
 
 
 def _iso(moment):
@@ -67,12 +73,15 @@ class TokenIssuer:
     def __init__(self, middleware):
         self.middleware = middleware
 
-    def _issue(self, user, password, tenant):
-        keystone = self.middleware.keystone
+    def _issue(self, kind, user, password, tenant):
+        keystone, users = self.middleware.keystone, self.middleware.local_users
         if keystone:
-            identity, access = keystone.check_password(user, password, tenant)
+            if kind == "token":
+                identity, access = keystone.check_token(user, tenant)
+            else:
+                identity, access = keystone.check_password(user, password, tenant)
             return v2_access(access.auth_token, access.expires, identity, access.project_name)
-        identity = self.middleware.local_users.check_password(user, password)
+        identity = users.check_token(user) if kind == "token" else users.check_password(user, password)
         token, lifetime = self.middleware.local_users.issue_token(identity)
         expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=lifetime)
         return v2_access(token, expires, identity, tenant or "admin")
