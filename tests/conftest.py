@@ -223,6 +223,27 @@ def gunicorn(migrated_db, db_url):
     process.wait(10)
 
 
+@pytest.fixture(scope="session")
+def keystone(tmp_path_factory):
+    """A real Keystone (``$NAILGUN_TEST_KEYSTONE_VENV``, built by run_tests.sh) with the test users.
+
+    Without one the test skips, except in CI (``CI=true``), where it fails: CI must run them.
+    """
+    from tests.keystone import Keystone
+
+    venv = os.environ.get("NAILGUN_TEST_KEYSTONE_VENV")
+    if not venv or not os.path.isfile(os.path.join(venv, "bin", "keystone-manage")):
+        reason = "NAILGUN_TEST_KEYSTONE_VENV does not name a Keystone venv (tests/tools/make_keystone_venv.sh)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    start = time.monotonic()
+    server = Keystone(venv, str(tmp_path_factory.mktemp("keystone")))
+    SUMMARY_LINES.append("keystone: bootstrapped and serving in {0:.1f}s".format(time.monotonic() - start))
+    yield server
+    server.close()
+
+
 @pytest.fixture
 def extensions():
     return get_all_extensions()
