@@ -155,17 +155,18 @@ class LiveServer:
     """A real ``nailgun-api`` process on a free loopback port, sharing the test database.
 
     ``migrate``: start it as an operator does, migrating (a no-op on the test schema) and
-    creating the admin network; by default it starts with ``--no-migrate``.
+    creating the admin network; by default it starts with ``--no-migrate``. ``args``: more
+    ``nailgun-api`` options (``--cert-file``...).
     """
 
-    def __init__(self, db_url, env=None, migrate=False):
+    def __init__(self, db_url, env=None, migrate=False, args=()):
         self.port = free_port()
         self.url = "http://127.0.0.1:{0}".format(self.port)
         self.log = open(os.devnull, "w")
         environ = dict(os.environ, **(env or {}))
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from nailgun_host.server import serve; serve()",
-             "--db-url", db_url, "--port", str(self.port)] + ([] if migrate else ["--no-migrate"]),
+             "--db-url", db_url, "--port", str(self.port)] + ([] if migrate else ["--no-migrate"]) + list(args),
             stdout=self.log, stderr=subprocess.STDOUT, env=environ)
         self._wait()
 
