@@ -24,12 +24,16 @@ LOCAL_USERS = {"admin": ("admin-pw", ["admin"]), "member": ("member-pw", ["membe
 
 
 def write_users_file(path, users=LOCAL_USERS):
-    """A users file of local mode, written with the server's own code (as ``nailgun-users`` does)."""
+    """A users file of local mode, written with the server's own code (as ``nailgun-users`` does), but
+    with bcrypt's lowest cost, so that the many logins of the client tests cost milliseconds."""
+    import bcrypt
+
     from nailgun_host.auth import local
 
     content = local.new_users_file()
     for name, (password, roles) in users.items():
-        content["users"][name] = {"password": local.hash_password(password), "roles": list(roles)}
+        hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode()
+        content["users"][name] = {"password": hashed, "roles": list(roles)}
     local.save(str(path), content)
     return str(path)
 
@@ -142,9 +146,15 @@ def _serve(request, tmp_path_factory, auth, **kwargs):
     return server
 
 
+def keystone_settings(keystone):
+    """Keystone mode, with keystonemiddleware's cache of validated tokens on (as in production): the
+    client tests revoke nothing, and validating every request again would cost seconds per test."""
+    return keystone.settings(keystone={"token_cache_time": 300})
+
+
 @pytest.fixture(scope="module")
 def keystone_server(request, migrated_db, keystone, tmp_path_factory):
-    return _serve(request, tmp_path_factory, keystone.settings())
+    return _serve(request, tmp_path_factory, keystone_settings(keystone))
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +169,7 @@ def local_tls_server(request, migrated_db, users_file, tls, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def keystone_tls_server(request, migrated_db, keystone, tls, tmp_path_factory):
-    return _serve(request, tmp_path_factory, keystone.settings(), tls=tls)
+    return _serve(request, tmp_path_factory, keystone_settings(keystone), tls=tls)
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +178,7 @@ def exposed_keystone_server(request, migrated_db, keystone, tmp_path_factory):
     address = non_loopback_address()
     if address is None:
         pytest.skip("this machine has no non-loopback IPv4 address")
-    return _serve(request, tmp_path_factory, keystone.settings(), host="0.0.0.0"), address
+    return _serve(request, tmp_path_factory, keystone_settings(keystone), host="0.0.0.0"), address
 
 
 # --- clients ----------------------------------------------------------------------------------------
@@ -197,3 +207,28 @@ def command_runner(command, server, extra, home, ok=True):
 
 def fuel_ext_runner(server, extra, home, ok=True):
     return command_runner(IN_PROCESS, server, extra, home, ok)
+
+
+# --- one server and login per authentication mode, for the parametrized end-to-end tests --------------
+
+#: the server fixture of each AUTH method
+SERVER_FIXTURES = {"none": "live_server", "keystone": "keystone_server", "local": "local_server"}
+
+
+def server_and_login(request, mode, client, user="admin"):
+    """The server in ``mode`` and the variables with which ``client`` logs in to it as ``user``.
+
+    ``client`` ``"fuel2"`` logs in as fuelclient does (``OS_USERNAME``/``OS_PASSWORD``: fuelclient's
+    own login at ``/keystone/v2.0``); fuel-ext uses a keystoneauth1 session (``OS_AUTH_URL``) in
+    keystone mode and HTTP Basic in local mode.
+    """
+    server = request.getfixturevalue(SERVER_FIXTURES[mode])
+    if mode == "none":
+        return server, {}
+    if mode == "local":
+        return server, {"OS_USERNAME": user, "OS_PASSWORD": LOCAL_USERS[user][0]}
+    keystone = request.getfixturevalue("keystone")
+    login = {"OS_USERNAME": user, "OS_PASSWORD": keystone.users[user]}
+    if client != "fuel2":
+        login.update(OS_AUTH_URL=keystone.auth_url, OS_PROJECT_NAME="admin")
+    return server, login

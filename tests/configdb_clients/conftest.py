@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.auth_servers import (  # noqa: F401 (fixtures, for server_and_login)
+    keystone_server, local_server, server_and_login, users_file)
 from tests.commands import FUEL_EXT, IN_PROCESS, run_command
 from tests.configdb_clients.puppet_env import FUEL_ORDER
 
@@ -35,14 +37,14 @@ class Runner:
     is an executable or ``IN_PROCESS`` (fuel-ext's ``main(argv)``, same environment and stdin).
     """
 
-    def __init__(self, command, server, home):
+    def __init__(self, command, server, home, login=None):
         self.command = command
         (home / "fuel").mkdir()
         (home / "fuel" / "fuel_client.yaml").write_text(yaml.safe_dump(
             {"SERVER_ADDRESS": "127.0.0.1", "SERVER_PORT": str(server.port)}))
-        self.environ = {k: v for k, v in os.environ.items()
-                        if k not in ("FUELCLIENT_CUSTOM_SETTINGS", "SERVER_ADDRESS", "SERVER_PORT")}
-        self.environ.update(XDG_CONFIG_HOME=str(home), HOME=str(home))
+        self.environ = {k: v for k, v in os.environ.items() if not k.startswith("OS_")
+                        and k not in ("FUELCLIENT_CUSTOM_SETTINGS", "SERVER_ADDRESS", "SERVER_PORT")}
+        self.environ.update(login or {}, XDG_CONFIG_HOME=str(home), HOME=str(home))
 
     def __call__(self, *args, stdin=None, ok=True):
         result = run_command(self.command, args, self.environ, stdin=stdin)
@@ -64,19 +66,28 @@ FUEL_EXT_SCRIPT = "fuel-ext"  # this package's fuel-ext script
 
 
 @pytest.fixture
-def fuel(request, migrated_db, tmp_path_factory):
+def auth_mode(request):
+    """The AUTH method of the server ``fuel`` runs against: ``none`` unless a test is parametrized with another."""
+    return getattr(request, "param", "none")
+
+
+@pytest.fixture
+def fuel(request, migrated_db, tmp_path_factory, auth_mode):
     """The command lines of a test, run the way ``request.param`` says (default ``IN_PROCESS``).
 
     ``"fuel-ext"`` is this package's stand-in for fuel2 and ``"fuel2"`` the real one of
     python-fuelclient 11 (``$FUEL2_BIN``), both in subprocesses. A fuel2 test skips before the
     live server is asked for, so a skipped test starts no server; ``migrated_db`` is named here so
-    that ``clean_db`` still sees a database test and empties the tables first.
+    that ``clean_db`` still sees a database test and empties the tables first. With ``auth_mode``
+    ``keystone`` or ``local`` the server authenticates and the client logs in as the admin user,
+    as its users do (``server_and_login``).
     """
     how = getattr(request, "param", IN_PROCESS)
     command = {FUEL_EXT_SCRIPT: FUEL_EXT, FUEL2: os.environ.get("FUEL2_BIN")}.get(how, IN_PROCESS)
     if not command:
         pytest.skip("FUEL2_BIN is not set (tests/tools/make_fuel2_venv.sh builds fuel2)")
-    return Runner(command, request.getfixturevalue("live_server"), tmp_path_factory.mktemp("home"))
+    server, login = server_and_login(request, auth_mode, how)
+    return Runner(command, server, tmp_path_factory.mktemp("home"), login)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ end to end through the real ``fuel2``, and the error reporting (messages, exit c
 ``fuel-ext`` script and ``fuel2``.
 """
 import json
+import os
 
 import pytest
 import yaml
@@ -39,8 +40,12 @@ def _upload_node_1(fuel):
     fuel("config", "upload", "--env", "1", "--node", "node-1.domain.tld", "--dir", HIERA_TREE)
 
 
-@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL2], indirect=True)
-def test_use_cases_1_to_3(fuel, linked_env):
+@pytest.mark.parametrize("fuel, auth_mode", [
+    (IN_PROCESS, "none"), (FUEL2, "none"), (FUEL2, "keystone"), (FUEL2, "local"), (IN_PROCESS, "keystone"),
+], indirect=True)
+def test_use_cases_1_to_3(fuel, auth_mode, linked_env):
+    """The spec's use cases; with authentication, fuel2 logs in with OS_USERNAME/OS_PASSWORD and fuel-ext
+    with a Keystone session, and the override's recorded author is that user."""
     _upload_node_1(fuel)
     astute = tree_sources()["astute"]
     # 1: all deployment data of a node, addressed by FQDN
@@ -63,6 +68,9 @@ def test_use_cases_1_to_3(fuel, linked_env):
     assert json.loads(fuel(*key[:-2], "--override").stdout) == {"deployment_id": 2}
     other_node = fuel("config", "get", "--env", "1", "--level", "nodes=2", "--resource", "astute")
     assert json.loads(other_node.stdout) == {}
+    if auth_mode != "none":
+        history = fuel("config", "history", *key[2:-2], "--override", "-f", "json")
+        assert [row["author"] for row in json.loads(history.stdout)] == ["admin"]
 
 
 def test_keys_of_every_type_and_from_stdin(fuel, linked_env):
@@ -231,3 +239,28 @@ def test_two_nodes_uploading_at_once_share_the_new_resource_definitions(live_ser
     assert uploader.definition_ids == {d["name"]: d["id"] for d in component["resource_definitions"]}
     assert sorted(uploader.definition_ids) == ["astute", "globals", "override/node"]
     assert APIClient(root=root).get(ROOT + "environments/1")["components"] == [component["id"]]
+
+
+@pytest.mark.parametrize("auth_mode", ["keystone", "local"], indirect=True)
+@pytest.mark.parametrize("fuel", [FUEL2], indirect=True)
+def test_fuel2_logs_our_commands_in_as_fuelclient_does(fuel, auth_mode, tmp_path):
+    """fuel2's --os-username/--os-password and its settings file log our commands in too; a wrong password
+    or no user fails with a message naming the login, not a traceback."""
+    user, password = fuel.environ.pop("OS_USERNAME"), fuel.environ.pop("OS_PASSWORD")
+    with open(os.path.join(fuel.environ["HOME"], "fuel", "fuel_client.yaml")) as stream:
+        server = yaml.safe_load(stream)
+    listed = fuel("--os-username", user, "--os-password", password, "config", "comp", "list", "-f", "json")
+    assert json.loads(listed.stdout) == []
+    settings = tmp_path / "fuel_client.yaml"
+    settings.write_text(yaml.safe_dump(dict(server, OS_USERNAME=user, OS_PASSWORD=password)))
+    fuel.environ["FUELCLIENT_CUSTOM_SETTINGS"] = str(settings)
+    fuel("config", "comp", "create", "--name", "comp1", "--resources", "resource1")
+    del fuel.environ["FUELCLIENT_CUSTOM_SETTINGS"]
+    login = "fuel2 could not log in at http://127.0.0.1:{0}/keystone/v2.0".format(server["SERVER_PORT"])
+    wrong = fuel("--os-username", user, "--os-password", "not-its-password", "config", "comp", "list", ok=False)
+    assert wrong.returncode == 1 and "Traceback" not in wrong.stderr
+    assert "{0} as '{1}': ".format(login, user) in wrong.stderr and "(HTTP 401)" in wrong.stderr, wrong.stderr
+    nobody = fuel("config", "comp", "list", ok=False)
+    assert nobody.returncode == 1
+    assert "{0} (no user: set --os-username/--os-password or OS_USERNAME/OS_PASSWORD)".format(login) \
+        in nobody.stderr, nobody.stderr
