@@ -15,6 +15,8 @@ import yaml
 from nailgun_host.db.models import Cluster, Task
 from nailgun_host.objects import task as task_obj
 from nailgun_ext_upgrade.models import UpgradeRelation
+from tests.auth_servers import (  # noqa: F401 (fixtures, for server_and_login)
+    keystone_server, local_server, server_and_login, users_file)
 from tests.commands import FUEL_EXT, IN_PROCESS, run_command
 
 IN_PROCESS_CLIENT = pytest.param(IN_PROCESS, id="in-process")
@@ -26,9 +28,10 @@ FUEL2_CLIENT = pytest.param(os.environ.get("FUEL2_BIN"), id="fuel2", marks=pytes
 class CLI:
     """Command lines against the live server, found through ``SERVER_ADDRESS``/``SERVER_PORT``."""
 
-    def __init__(self, binary, server):
+    def __init__(self, binary, server, login=None):
         self.binary = binary
-        self.environ = dict(os.environ, SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port))
+        self.environ = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+        self.environ.update(login or {}, SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port))
 
     def run(self, *args, expect_ok=True):
         result = run_command(self.binary, args, self.environ, timeout=60)
@@ -71,9 +74,12 @@ def deployed_orig(env):
     return orig, base, controllers, compute
 
 
+@pytest.mark.parametrize("auth_mode", ["none", "keystone", "local"])
 @pytest.mark.parametrize("binary", [IN_PROCESS_CLIENT, FUEL2_CLIENT])
-def test_octane_upgrade_sequence(binary, live_server, env, session, deployed_orig):
-    cli = CLI(binary, live_server)
+def test_octane_upgrade_sequence(binary, auth_mode, request, env, session, deployed_orig):
+    """Octane's command lines; with authentication, fuel2 logs in with OS_USERNAME/OS_PASSWORD as the admin
+    user, and fuel-ext with a Keystone session (keystone mode) or Basic (local mode)."""
+    cli = CLI(binary, *server_and_login(request, auth_mode, "fuel2" if binary != IN_PROCESS else "fuel-ext"))
     orig, base, controllers, compute = deployed_orig
     before = {node_id: addresses(env, node_id) for node_id in controllers + [compute]}
     orig_vips = vips(env.app, orig["id"])
