@@ -207,6 +207,11 @@ def test_the_client_settings_are_documented():
     text = section("Environment upgrade") + section("ConfigDB clients")
     for name in CLIENT_DEFAULTS:
         assert "`{0}`".format(name) in text, "the client setting {0} is not in the README".format(name)
+    usage = subprocess.run([_bin("fuel-ext"), "--help"], capture_output=True, text=True, check=True).stdout
+    options = set(re.findall(r"(--os-[a-z-]+)", usage))
+    assert options, "fuel-ext --help shows no --os-* option"
+    for option in sorted(options):
+        assert "`{0}`".format(option) in text, "fuel-ext {0} is not in the README".format(option)
 
 
 # -- layout --------------------------------------------------------------------------------

@@ -67,11 +67,13 @@ class APIClient:
 
     @classmethod
     def for_app(cls, app):
-        """The client for a cliff app: fuelclient's login and token inside fuel2, the settings' elsewhere."""
+        """The client for a cliff app: fuelclient's login and token inside fuel2; elsewhere the app's
+        settings (fuel-ext's, with its ``--os-*`` options), or the settings files' and environment's."""
         if fuel2.is_fuel2(app):
             root, transport, timeout = fuel2.root_transport_timeout()
             return cls(root=root, transport=transport, timeout=timeout)
-        return cls.default()
+        settings = getattr(app, "client_settings", None)
+        return cls(settings=settings()) if settings else cls.default()
 
     def request(self, method, path, data=None, params=None, headers=None, raw=False):
         url = path if path.startswith("http") else self.api_root + path.lstrip("/")

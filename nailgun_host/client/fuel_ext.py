@@ -10,6 +10,8 @@ from importlib import metadata
 from cliff.app import App
 from cliff.commandmanager import CommandManager
 
+from nailgun_host.client import load_settings
+
 OWN_MODULES = ("nailgun_ext_upgrade", "nailgun_ext_configdb", "nailgun_host")
 
 
@@ -24,6 +26,11 @@ class OwnCommandManager(CommandManager):
             self.add_command(name, entry_point.load())
 
 
+#: fuel2's ``--os-*`` options, and the ones of OpenStack's clients that a keystoneauth1 login also reads
+OS_OPTIONS = ("auth-url", "username", "password", "project-name", "tenant-name", "user-domain-name",
+              "project-domain-name", "cacert")
+
+
 class FuelExtApp(App):
     def __init__(self):
         super().__init__(
@@ -32,6 +39,21 @@ class FuelExtApp(App):
             command_manager=OwnCommandManager("fuelclient", convert_underscores=True),
             deferred_help=True,
         )
+
+    def build_option_parser(self, description, version, argparse_kwargs=None):
+        parser = super().build_option_parser(description, version, argparse_kwargs)
+        for name in OS_OPTIONS:
+            variable = "OS_" + name.upper().replace("-", "_")
+            parser.add_argument("--os-" + name, dest=variable, metavar="<{0}>".format(name),
+                                help="overrides ${0} and the settings file".format(variable))
+        return parser
+
+    def client_settings(self):
+        """The settings (``load_settings``) with the ``--os-*`` options given on the command line over them."""
+        settings = load_settings()
+        settings.update({name: value for name, value in vars(self.options).items()
+                         if name.startswith("OS_") and value is not None})
+        return settings
 
 
 def main(argv=None):

@@ -61,6 +61,15 @@ def test_keystone_session_token_identifies_the_author(keystone_server, keystone,
     assert json.loads(run("config", "get", *DEMO).stdout) == {"a": 1}
 
 
+def test_command_line_options_beat_the_environment(keystone_server, keystone, home):
+    """fuel-ext takes fuel2's --os-* options (and OpenStack clients' --os-project-name...) over the variables."""
+    run = fuel_ext_runner(keystone_server, {"OS_USERNAME": "reader", "OS_PASSWORD": "not-its-password"}, home)
+    options = ("--os-auth-url", keystone.auth_url, "--os-username", "member",
+               "--os-password", keystone.users["member"], "--os-project-name", "admin")
+    make_demo_env(lambda *args, **kwargs: run(*options, *args, **kwargs))
+    assert authors(lambda *args: run(*options, *args)) == ["member"]
+
+
 def test_keystone_project_from_the_tenant_name(keystone_server, keystone, home):
     """OS_TENANT_NAME (fuel2's name for it) is the project when OS_PROJECT_NAME is not set."""
     login = keystone_login(keystone, "member", OS_TENANT_NAME="admin")
