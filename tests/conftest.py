@@ -244,6 +244,14 @@ def keystone(tmp_path_factory):
     server.close()
 
 
+@pytest.fixture(scope="session")
+def tls(tmp_path_factory):
+    """A test CA, a server and a client certificate it signed, and a wrong CA (tests/tls.py)."""
+    from tests.tls import TLS
+
+    return TLS(str(tmp_path_factory.mktemp("tls")))
+
+
 @pytest.fixture
 def extensions():
     return get_all_extensions()
