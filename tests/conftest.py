@@ -233,10 +233,11 @@ def gunicorn(migrated_db, db_url):
 
 
 @pytest.fixture(scope="session")
-def keystone(tmp_path_factory):
+def keystone(tmp_path_factory, pytestconfig):
     """A real Keystone (``$NAILGUN_TEST_KEYSTONE_VENV``, built by run_tests.sh) with the test users.
 
     Without one the test skips, except in CI (``CI=true``), where it fails: CI must run them.
+    Its bootstrapped state is kept in pytest's cache for the next runs.
     """
     from tests.keystone import Keystone
 
@@ -247,8 +248,10 @@ def keystone(tmp_path_factory):
             pytest.fail(reason)
         pytest.skip(reason)
     start = time.monotonic()
-    server = Keystone(venv, str(tmp_path_factory.mktemp("keystone")))
-    SUMMARY_LINES.append("keystone: bootstrapped and serving in {0:.1f}s".format(time.monotonic() - start))
+    cache = getattr(pytestconfig, "cache", None)  # None with -p no:cacheprovider
+    server = Keystone(venv, str(tmp_path_factory.mktemp("keystone")), cache and str(cache.mkdir("keystone")))
+    SUMMARY_LINES.append("keystone: serving in {0:.1f}s ({1})".format(
+        time.monotonic() - start, "saved state" if server.from_saved_state else "bootstrapped"))
     yield server
     server.close()
 
