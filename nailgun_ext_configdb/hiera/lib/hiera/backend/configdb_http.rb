@@ -33,8 +33,8 @@ module ConfigDB
     # A connection to uri with the options' timeouts and, for https, its TLS settings.
     def http_for(uri, options)
       http = Net::HTTP.new(uri.host, uri.port)
-      http.open_timeout = options['open_timeout'].to_f
-      http.read_timeout = options['read_timeout'].to_f
+      http.open_timeout = (options['open_timeout'] || 5).to_f
+      http.read_timeout = (options['read_timeout'] || 30).to_f
       apply(http, options) if uri.scheme == 'https'
       http
     end
