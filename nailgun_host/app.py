@@ -3,8 +3,9 @@
 Every request passes through ``handle_request`` before its handler. It is the one
 place for what applies to all of them: the per-request database transaction (commit
 on success, roll back on any error), turning every error into a JSON body (a database
-that is down or not migrated is the deployment's fault: 503 with ``Retry-After``), and
-(later) authentication and request statistics. The body size cap is enforced where the
+that is down or not migrated is the deployment's fault: 503 with ``Retry-After``).
+Authentication wraps the whole application (``nailgun_host.auth.middleware``), and each
+handler asks the policy before it runs (``api.base.BaseHandler``). The body size cap is enforced where the
 body is read (``api.base.request_body``).
 """
 import json
@@ -15,11 +16,13 @@ import sqlalchemy.exc
 import web
 from oslo_serialization import jsonutils
 
-from nailgun_host import errors
+from nailgun_host import errors, policy
 from nailgun_host.api import base
 from nailgun_host.api.meta import APIRootHandler
+from nailgun_host.auth import middleware as auth_middleware
 from nailgun_host.db import db, expect_writes, get_engine, migration
 from nailgun_host.extensions import get_all_extensions
+from nailgun_host.settings import settings
 from nailgun_host.urls import URLS
 
 LOG = logging.getLogger(__name__)
@@ -222,8 +225,12 @@ def _decoded_path(environ):
 
 
 def build_wsgi(extensions=None):
-    """The WSGI callable; methods web.py would refuse with an HTML page get a JSON 405."""
-    wsgi = build_app(extensions).wsgifunc()
+    """The WSGI callable: authentication (``AUTH`` of the settings) in front of the application.
+
+    Methods web.py would refuse with an HTML page get a JSON 405.
+    """
+    policy.enforcer()  # a policy file that cannot be read or parsed stops the server here
+    wsgi = auth_middleware.build(build_app(extensions).wsgifunc(), settings["AUTH"])
 
     def application(environ, start_response):
         environ["PATH_INFO"] = _decoded_path(environ)

@@ -19,6 +19,10 @@ class InvalidData(NailgunError):
     status = 400
 
 
+class Unauthorized(NailgunError):
+    status = 401
+
+
 class NotAllowed(NailgunError):
     status = 403
 

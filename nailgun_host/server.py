@@ -1,11 +1,16 @@
-"""Console scripts: ``nailgun-api`` serves the API, ``nailgun-syncdb`` migrates the database.
+"""Console scripts: ``nailgun-api`` serves the API, ``nailgun-syncdb`` migrates the database,
+``nailgun-users`` keeps the users file of local authentication.
 
 An operator's mistake (a settings file that cannot be read, a database URL without its
 driver or a database out of reach, an address already in use) ends the command with one
 line on stderr and exit status 1, not a traceback.
 """
 import argparse
+import getpass
+import ipaddress
 import logging
+import os
+import socket
 import sys
 
 import alembic.util
@@ -100,6 +105,47 @@ def syncdb(argv=None):
     return _run(parser, main, argv)
 
 
+def _is_loopback(host):
+    """Whether every address ``host`` names is a loopback one (an unknown name is not)."""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except socket.gaierror:
+        return False
+    return bool(addresses) and all(ipaddress.ip_address(address.split("%")[0]).is_loopback
+                                   for address in addresses)
+
+
+def _check_exposure(args):
+    """Refuse to serve everyone's credentials to the network without authentication."""
+    if settings["AUTH"]["method"] == "none" and not _is_loopback(args.host) and not args.allow_insecure_no_auth:
+        raise StartupError(
+            "refusing to listen on {0} with AUTH method none: anyone who reaches the port could read and change "
+            "every cluster and credential. Set AUTH.method to local or keystone, listen on 127.0.0.1, or pass "
+            "--allow-insecure-no-auth".format(args.host))
+    if bool(args.cert_file) != bool(args.key_file):
+        raise StartupError("--cert-file and --key-file go together")
+
+
+def _build_wsgi():
+    from nailgun_host.app import build_wsgi
+    from nailgun_host.auth.local import UsersFileError
+
+    try:
+        return build_wsgi()
+    except (UsersFileError, ValueError) as exc:
+        raise StartupError("cannot set up authentication: {0}".format(exc))
+
+
+def _tls_adapter(args):
+    from cheroot.ssl.builtin import BuiltinSSLAdapter
+
+    try:
+        return BuiltinSSLAdapter(args.cert_file, args.key_file)
+    except (OSError, ValueError) as exc:
+        raise StartupError("cannot use the certificate {0} and key {1}: {2}".format(
+            args.cert_file, args.key_file, exc))
+
+
 def serve(argv=None):
     parser = argparse.ArgumentParser(prog="nailgun-api", description="Serve the Nailgun API with web.py's server.")
     _common_arguments(parser)
@@ -107,28 +153,103 @@ def serve(argv=None):
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
     parser.add_argument("--no-migrate", action="store_true",
                         help="do not migrate the database at start (the default migrates it)")
+    parser.add_argument("--cert-file", help="serve HTTPS with this PEM certificate (chain)")
+    parser.add_argument("--key-file", help="the PEM private key of --cert-file")
+    parser.add_argument("--allow-insecure-no-auth", action="store_true",
+                        help="listen on a non-loopback address although AUTH method is none (anyone who reaches "
+                             "the port may read and change everything)")
 
     def main(args):
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         url = _load_settings(args)
+        _check_exposure(args)
         _use_database(url, migrate=not args.no_migrate)
         from web.httpserver import LogMiddleware, WSGIServer
 
-        from nailgun_host.app import build_wsgi
-
         # Not web.httpserver.runsimple: it also serves ./static/ from the working directory,
         # with directory listings and HTML errors. Only the API is served here.
-        server = WSGIServer((args.host, args.port), LogMiddleware(build_wsgi()))
+        server = WSGIServer((args.host, args.port), LogMiddleware(_build_wsgi()))
+        scheme = "http"
+        if args.cert_file:
+            server.ssl_adapter = _tls_adapter(args)
+            scheme = "https"
         try:
             server.prepare()
         except OSError as exc:
             raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
-        print("Nailgun API on http://{0}:{1}/api/v1 ({2})".format(args.host, args.port, _shown(url)),
-              file=sys.stderr, flush=True)
+        print("Nailgun API on {0}://{1}:{2}/api/v1 ({3}, authentication: {4})".format(
+            scheme, args.host, args.port, _shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
         try:
             server.serve()
         except KeyboardInterrupt:
             server.stop()
+        return 0
+
+    return _run(parser, main, argv)
+
+
+def _read_password(args):
+    if not sys.stdin.isatty():
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass("Password for {0}: ".format(args.name))
+        if getpass.getpass("Again: ") != password:
+            raise StartupError("the passwords differ")
+    if not password:
+        raise StartupError("the password is empty")
+    return password
+
+
+def users(argv=None):
+    """``nailgun-users``: add, change, remove and list the users of local authentication."""
+    from nailgun_host.auth import local
+
+    parser = argparse.ArgumentParser(
+        prog="nailgun-users",
+        description="Keep the users file of AUTH method local (AUTH.users_file): bcrypt password hashes and roles. "
+                    "A running server sees changes at its next request.")
+    parser.add_argument("--config", help="YAML settings file (default: $NAILGUN_CONFIG)")
+    parser.add_argument("--users-file", help="the users file (default: AUTH.users_file of the settings)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    setting = commands.add_parser("set", help="add a user or change its password and roles; the password is read "
+                                              "from stdin when it is not a terminal, else prompted")
+    setting.add_argument("name")
+    setting.add_argument("--role", action="append", required=True,
+                         help="a role (reader, member, admin, service); repeat for several")
+    setting.add_argument("--keep-password", action="store_true", help="change only the roles of an existing user")
+    deleting = commands.add_parser("delete", help="remove a user (their tokens stop working)")
+    deleting.add_argument("name")
+    commands.add_parser("list", help="the users and their roles")
+
+    def main(args):
+        path = args.users_file
+        if not path:
+            _load_settings(argparse.Namespace(config=args.config, db_url=None))
+            path = settings["AUTH"]["users_file"]
+        try:
+            content = local.load(path) if os.path.exists(path) else local.new_users_file()
+        except local.UsersFileError as exc:
+            raise StartupError(str(exc))
+        if args.command == "list":
+            for name, entry in sorted(content["users"].items()):
+                print("{0}: {1}".format(name, ", ".join(entry.get("roles", []))))
+            return 0
+        if args.command == "delete":
+            if content["users"].pop(args.name, None) is None:
+                raise StartupError("no user {0} in {1}".format(args.name, path))
+        else:
+            entry = content["users"].get(args.name)
+            if args.keep_password and entry is None:
+                raise StartupError("no user {0} in {1}: give a password".format(args.name, path))
+            try:
+                password = entry["password"] if args.keep_password else local.hash_password(_read_password(args))
+            except ValueError as exc:
+                raise StartupError(str(exc))
+            content["users"][args.name] = {"password": password, "roles": sorted(set(args.role))}
+        try:
+            local.save(path, content)
+        except OSError as exc:
+            raise StartupError("cannot write {0}: {1}".format(path, exc))
         return 0
 
     return _run(parser, main, argv)

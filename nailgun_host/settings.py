@@ -27,8 +27,49 @@ DEFAULTS = {
     "FEATURE_GROUPS": [],
     "CLUSTER_UPGRADE": {"transformations": {}},
     "CONFIGDB": {"max_versions": 100},  # versions kept per document; 0 keeps all
-    "AUTH": {"enabled": False},
+    # who may call the API: README "Authentication and TLS"; nailgun_host.auth
+    "AUTH": {
+        "method": "none",  # none | local | keystone
+        "realm": "nailgun",
+        "users_file": "/etc/nailgun/users.yaml",
+        "token_ttl": 3600,
+        "credential_cache_ttl": 60,
+        "policy_file": None,
+        "keystone": {
+            "auth_url": None,
+            "www_authenticate_uri": None,
+            "username": None,
+            "password": None,
+            "project_name": None,
+            "user_domain_name": "Default",
+            "project_domain_name": "Default",
+            "basic_project": "admin",
+            "interface": "public",
+            "cafile": None,
+            "token_cache_time": 300,
+        },
+    },
 }
+
+
+def _merged(base, update):
+    """``update`` over ``base``, mapping sections merged key by key (a file names only what it changes)."""
+    merged = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            value = _merged(base[key], value)
+        merged[key] = value
+    return merged
+
+
+def _check_auth(auth):
+    """The AUTH section must say unambiguously how requests are authenticated."""
+    if "enabled" in auth:
+        raise ValueError("AUTH.enabled is no longer read: set AUTH.method to local or keystone (or none)")
+    if auth.get("method") not in ("none", "local", "keystone"):
+        raise ValueError("AUTH.method must be none, local or keystone, not {0!r}".format(auth.get("method")))
+    if auth["method"] == "keystone" and not (auth.get("keystone") or {}).get("auth_url"):
+        raise ValueError("AUTH.method keystone needs AUTH.keystone.auth_url")
 
 
 class Settings(dict):
@@ -43,10 +84,11 @@ class Settings(dict):
                 loaded = yaml.safe_load(stream) or {}
             if not isinstance(loaded, dict):
                 raise ValueError("{0} is not a YAML mapping of setting names".format(path))
-            self.update(loaded)
+            self.update(_merged(self, loaded))
         if os.environ.get("NAILGUN_DB_URL"):
             self["DATABASE_URL"] = os.environ["NAILGUN_DB_URL"]
-        self.update(overrides or {})
+        self.update(_merged(self, overrides or {}))
+        _check_auth(self["AUTH"])
         return self
 
     @property

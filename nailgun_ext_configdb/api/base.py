@@ -1,4 +1,4 @@
-"""What every ConfigDB handler shares: ETags and authorship.
+"""What every ConfigDB handler shares: ETags (authorship is the host's ``api.base.author``).
 
 Every GET answers with a strong ETag, the hash of its canonical JSON (effective
 values hash the versions they merge instead), and honours ``If-None-Match`` (304).
@@ -25,12 +25,6 @@ def etag(text):
 
 def _tags(header):
     return [tag.strip() for tag in header.split(",") if tag.strip()]
-
-
-def author():
-    """The authenticated user, else the X-Config-Author header, else "anonymous"."""
-    name = (web.ctx.env.get("REMOTE_USER") or web.ctx.env.get("HTTP_X_CONFIG_AUTHOR") or "anonymous").strip()
-    return name[:255] or "anonymous"
 
 
 def check_if_match(current):

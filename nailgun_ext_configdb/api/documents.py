@@ -9,9 +9,9 @@ import urllib.parse
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import flag_param, id_param, query, set_status
+from nailgun_host.api.base import author, flag_param, id_param, query, set_status
 from nailgun_ext_configdb import schemas
-from nailgun_ext_configdb.api.base import ConfigHandler, author, canonical, check_if_match, etag
+from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment, json_values, keys, levels, merge, resource_definition

@@ -17,7 +17,7 @@ import urllib.parse
 
 import web
 
-from nailgun_host import errors, validation
+from nailgun_host import auth, errors, policy, validation
 from nailgun_host.objects import task as task_obj
 from nailgun_host.settings import settings
 
@@ -160,6 +160,40 @@ def respond_with_task(task):
     return task_obj.to_dict(task)
 
 
+# -- who is asking ----------------------------------------------------------------------------
+
+def identity():
+    """The request's identity, established by ``nailgun_host.auth.middleware``.
+
+    A request that reached a handler without one (an application served without the
+    middleware) is refused unless authentication is off: the check fails closed.
+    """
+    found = web.ctx.env.get(auth.ENVIRON_KEY)
+    if found is not None:
+        return found
+    if settings["AUTH"].get("method", "none") == "none":
+        return auth.ANONYMOUS
+    raise errors.Unauthorized("Authentication required",
+                              headers={"WWW-Authenticate": 'Basic realm="{0}"'.format(settings["AUTH"]["realm"])})
+
+
+def author():
+    """Who a change is recorded as made by: the identity, or whom a service acts for.
+
+    ``X-Config-Author`` names the author only without authentication, or from an identity
+    the policy lets act for others (``nailgun:act_for_others``); then the record says both.
+    From anyone else it is refused (403) rather than silently ignored.
+    """
+    asking = identity()
+    claimed = web.ctx.env.get("HTTP_X_CONFIG_AUTHOR", "").strip()
+    if not asking.authenticated:
+        return (claimed or asking.name)[:255]
+    if claimed and claimed != asking.name:
+        policy.authorize(policy.ACT_FOR_OTHERS, asking)
+        return "{0} (via {1})".format(claimed, asking.name)[:255]
+    return asking.name[:255]
+
+
 # -- handlers --------------------------------------------------------------------------------
 
 class BaseHandler:
@@ -170,8 +204,22 @@ class BaseHandler:
     reads a body by them, and ``nailgun_host.openapi`` describes the API from them: one place.
     """
 
+    #: answers without an identity (``version``, ``health``): the middleware lets them through
+    public = False
+    #: the policy rule of a method, where it is not ``nailgun:read`` (GET, HEAD, OPTIONS) or
+    #: ``nailgun:write`` (every other method), e.g. ``{"DELETE": policy.ADMIN}``
+    policy_rules = {}
     request_schemas = {}
     request_media_types = {}
+
+    def __init__(self):
+        if not self.public:
+            policy.authorize(self.policy_rule(web.ctx.method), identity())
+
+    @classmethod
+    def policy_rule(cls, method):
+        default = policy.READ if method in ("GET", "HEAD", "OPTIONS") else policy.WRITE
+        return cls.policy_rules.get(method, default)
     #: the JSON schema of each method's 2xx answer, for the description (default: an object or a list)
     response_schemas = {}
     #: answers besides 2xx and errors, ``{"GET": {"304": "why"}}``, for the description

@@ -1,5 +1,5 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
-from nailgun_host import errors, extensions, schemas
+from nailgun_host import errors, extensions, policy, schemas
 from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param,
                                    list_param, respond_with_task, set_status)
 from nailgun_host.objects import cluster as cluster_obj
@@ -15,6 +15,8 @@ class ClusterCollectionHandler(CollectionHandler):
 
 class ClusterHandler(ItemHandler):
     objects = cluster_obj
+    #: deleting a cluster loses its credentials and configuration: administrators only
+    policy_rules = {"DELETE": policy.ADMIN}
     update_schema = schemas.CLUSTER_UPDATE
 
 

@@ -22,10 +22,14 @@ class APIRootHandler(BaseHandler):
 
 
 class VersionHandler(BaseHandler):
+    """Public: fuel2 reads ``auth_required`` here before it logs in."""
+
+    public = True
+
     def GET(self):
         return {"release": "9.0", "api": "1", "openstack_version": "mitaka-9.0",
                 "feature_groups": list(settings["FEATURE_GROUPS"]),
-                "auth_required": bool(settings["AUTH"].get("enabled")),
+                "auth_required": settings["AUTH"]["method"] != "none",
                 "nailgun_host": nailgun_host.__version__}
 
 
@@ -47,6 +51,8 @@ class HealthHandler(BaseHandler):
     200 with each part's revision when the database answers and the core and every
     extension are at their head; 503 (with ``Retry-After``) naming what is wrong otherwise.
     """
+
+    public = True
 
     def GET(self):
         fault, state = migration.check_database(get_engine())

@@ -1,0 +1,50 @@
+"""Who is asking: authentication in the host's one request path (``middleware``).
+
+``AUTH: {method: ...}`` in the settings chooses how a request proves an identity:
+``keystone`` (tokens through keystonemiddleware, Basic checked against Keystone),
+``local`` (Basic and this server's own tokens against a users file) or ``none`` (no
+check: development on loopback only). The identity a request carries is an
+``Identity``, found in the WSGI environ under ``ENVIRON_KEY``.
+"""
+import dataclasses
+import json
+
+#: where the middleware puts the request's Identity in the WSGI environ
+ENVIRON_KEY = "nailgun.identity"
+METHODS = ("none", "local", "keystone")
+
+
+@dataclasses.dataclass(frozen=True)
+class Identity:
+    """An authenticated user (or, with method ``none``, nobody in particular)."""
+
+    name: str
+    roles: tuple = ()
+    user_id: str = None
+    project_id: str = None
+    project_name: str = None
+    authenticated: bool = True
+
+    def credentials(self):
+        """What oslo.policy checks rules against."""
+        return {"roles": list(self.roles), "user_id": self.user_id, "user_name": self.name,
+                "project_id": self.project_id}
+
+
+#: the identity of every request when authentication is off: may do anything
+ANONYMOUS = Identity("anonymous", ("admin",), authenticated=False)
+
+
+class AuthenticationFailed(Exception):
+    """The credentials are wrong, expired or unknown: 401."""
+
+
+class AuthenticationUnavailable(Exception):
+    """The identity service cannot be asked now (Keystone down): 503, never a pass."""
+
+
+def json_response(start_response, status, message, headers=()):
+    body = json.dumps({"message": message, "errors": []}).encode()
+    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+                   + list(headers))
+    return [body]

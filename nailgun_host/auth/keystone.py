@@ -1,0 +1,94 @@
+"""Keystone mode: tokens validated by keystonemiddleware's ``auth_token``, passwords by Keystone v3.
+
+Tokens go through ``auth_token`` the way Nailgun's own middleware used it; it strips any
+identity headers a client sent and sets Keystone's (``X-Roles``, ``X-User-Name``...) only
+when the token is valid. A user name and password (HTTP Basic, or fuel2's login at
+``/keystone/v2.0/tokens``) are checked with a v3 password authentication scoped to a
+project. Keystone out of reach is ``AuthenticationUnavailable`` (503), never a pass.
+"""
+import keystoneauth1.exceptions as ksa_exceptions
+from keystoneauth1 import session as ksa_session
+from keystoneauth1.identity import v3
+from keystonemiddleware import auth_token
+
+from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, Identity
+
+#: keystoneauth1's errors for "Keystone cannot be asked now"
+_UNREACHABLE = (ksa_exceptions.ConnectFailure, ksa_exceptions.DiscoveryFailure,
+                ksa_exceptions.RequestTimeout, ksa_exceptions.ServiceUnavailable,
+                ksa_exceptions.BadGateway, ksa_exceptions.GatewayTimeout, ksa_exceptions.InternalServerError)
+
+
+def _identity_from_access(access):
+    return Identity(access.username, tuple(access.role_names), user_id=access.user_id,
+                    project_id=access.project_id, project_name=access.project_name)
+
+
+def identity_from_environ(environ):
+    """The identity ``auth_token`` confirmed, from the headers it set."""
+    roles = [role.strip() for role in environ.get("HTTP_X_ROLES", "").split(",") if role.strip()]
+    return Identity(environ.get("HTTP_X_USER_NAME") or environ.get("HTTP_X_USER_ID"), tuple(roles),
+                    user_id=environ.get("HTTP_X_USER_ID"), project_id=environ.get("HTTP_X_PROJECT_ID"),
+                    project_name=environ.get("HTTP_X_PROJECT_NAME"))
+
+
+class Keystone:
+    """One Keystone: ``token_filter(app)`` for tokens, ``check_password`` for user names and passwords."""
+
+    def __init__(self, options):
+        self.options = options
+        self.auth_url = options["auth_url"].rstrip("/")
+        self.www_authenticate_uri = options.get("www_authenticate_uri") or self.auth_url
+        self.verify = options.get("cafile") or True
+
+    def token_filter(self, app):
+        """``app`` behind ``auth_token``: it sees only requests whose token Keystone confirmed."""
+        conf = {
+            "www_authenticate_uri": self.www_authenticate_uri,
+            "auth_type": "password",
+            "auth_url": self.auth_url,
+            "username": self.options.get("username"),
+            "password": self.options.get("password"),
+            "project_name": self.options.get("project_name"),
+            "user_domain_name": self.options.get("user_domain_name", "Default"),
+            "project_domain_name": self.options.get("project_domain_name", "Default"),
+            "interface": self.options.get("interface", "public"),
+            "token_cache_time": self.options.get("token_cache_time", 300),
+            "delay_auth_decision": False,
+            "include_service_catalog": False,
+            "service_token_roles_required": True,
+            "log_name": "nailgun_host.auth.keystone",
+        }
+        if self.options.get("cafile"):
+            conf["cafile"] = self.options["cafile"]
+        return auth_token.AuthProtocol(app, conf)
+
+    def check_password(self, user, password, project=None):
+        """The identity of ``user`` scoped to ``project`` (default ``basic_project``), and the token obtained."""
+        return self._authenticate(v3.Password(
+            auth_url=self.auth_url, username=user, password=password,
+            user_domain_name=self.options.get("user_domain_name", "Default"),
+            project_name=project or self.options.get("basic_project", "admin"),
+            project_domain_name=self.options.get("project_domain_name", "Default")))
+
+    def check_token(self, token, project=None):
+        """A token of the same user scoped to ``project``, and its identity (keystoneclient's re-login)."""
+        return self._authenticate(v3.Token(
+            auth_url=self.auth_url, token=token,
+            project_name=project or self.options.get("basic_project", "admin"),
+            project_domain_name=self.options.get("project_domain_name", "Default")))
+
+    def _authenticate(self, plugin):
+        session = ksa_session.Session(auth=plugin, verify=self.verify,
+                                      timeout=float(self.options.get("timeout", 10)))
+        try:
+            access = plugin.get_access(session)
+        except ksa_exceptions.Unauthorized:
+            raise AuthenticationFailed("wrong user name or password")
+        except _UNREACHABLE as exc:
+            raise AuthenticationUnavailable("Keystone at {0} cannot be reached: {1}".format(
+                self.auth_url, type(exc).__name__))
+        except ksa_exceptions.ClientException as exc:
+            # 400 (a malformed name, an unknown project...) and 403 are the client's
+            raise AuthenticationFailed("Keystone refused the credentials: {0}".format(type(exc).__name__))
+        return _identity_from_access(access), access

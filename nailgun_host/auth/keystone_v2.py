@@ -1,0 +1,103 @@
+"""``POST /keystone/v2.0/tokens``: the login python-fuelclient 11 does, answered in Keystone v2.0's shape.
+
+The Fuel master's nginx sent ``/keystone`` to Keystone, and fuelclient still logs in with
+keystoneclient's v2.0 API, which no Keystone of today serves. So the host answers it:
+the user name and password are checked against Keystone v3 (the token returned is a real
+Keystone token, scoped to the tenant asked for) or, in local mode, the users file (the
+token is this server's own). The answer carries what keystoneclient reads: the token's id
+and expiry, the tenant, the user and its roles, and an empty service catalog.
+"""
+import datetime
+import json
+import re
+
+from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, json_response
+
+TOKENS_PATH = re.compile(r"^/keystone/v2\.0/tokens/?$")
+MAX_BODY = 64 * 1024
+
+
+class BadRequest(Exception):
+    pass
+
+
+def _credentials(environ):
+    """``("password", user, password, tenant)`` or ``("token", token, None, tenant)`` of a v2.0 login.
+
+    keystoneclient logs in with the password, then again with the token it was given.
+    """
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise BadRequest("Content-Length is not a number")
+    if length > MAX_BODY:
+        raise BadRequest("the body is larger than {0} bytes".format(MAX_BODY))
+    try:
+        request = json.loads(environ["wsgi.input"].read(length) or b"null")
+        auth = request["auth"]
+        tenant = auth.get("tenantName")
+        if "token" in auth:
+            kind, user, secret = "token", auth["token"]["id"], ""
+        else:
+            kind, user, secret = "password", auth["passwordCredentials"]["username"], \
+                auth["passwordCredentials"]["password"]
+    except (ValueError, KeyError, TypeError):
+        raise BadRequest('expected {"auth": {"passwordCredentials": {"username": ..., "password": ...}, '
+                         '"tenantName": ...}} or {"auth": {"token": {"id": ...}, "tenantName": ...}}')
+    if not all(isinstance(value, str) for value in (user, secret)) or not user or (
+            tenant is not None and not isinstance(tenant, str)):
+        raise BadRequest("username, password, token id and tenantName must be strings")
+    return kind, user, secret, tenant
+
+
+def _iso(moment):
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def v2_access(token, expires, identity, tenant_name):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    tenant_id = identity.project_id or tenant_name
+    return {"access": {
+        "token": {"id": token, "issued_at": _iso(now), "expires": _iso(expires), "audit_ids": [],
+                  "tenant": {"id": tenant_id, "name": tenant_name, "enabled": True, "description": None}},
+        "serviceCatalog": [],
+        "user": {"id": identity.user_id or identity.name, "name": identity.name, "username": identity.name,
+                 "roles": [{"name": role} for role in identity.roles], "roles_links": []},
+        "metadata": {"is_admin": 0, "roles": list(identity.roles)},
+    }}
+
+
+class TokenIssuer:
+    """The WSGI answer of ``/keystone/v2.0/tokens`` for an ``AuthMiddleware``."""
+
+    def __init__(self, middleware):
+        self.middleware = middleware
+
+    def _issue(self, kind, user, password, tenant):
+        keystone, users = self.middleware.keystone, self.middleware.local_users
+        if keystone:
+            if kind == "token":
+                identity, access = keystone.check_token(user, tenant)
+            else:
+                identity, access = keystone.check_password(user, password, tenant)
+            return v2_access(access.auth_token, access.expires, identity, access.project_name)
+        identity = users.check_token(user) if kind == "token" else users.check_password(user, password)
+        token, lifetime = self.middleware.local_users.issue_token(identity)
+        expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=lifetime)
+        return v2_access(token, expires, identity, tenant or "admin")
+
+    def __call__(self, environ, start_response):
+        if environ.get("REQUEST_METHOD") != "POST":
+            return json_response(start_response, "405 Method Not Allowed",
+                                 "Only POST logs in here", [("Allow", "POST")])
+        try:
+            answer = self._issue(*_credentials(environ))
+        except BadRequest as exc:
+            return json_response(start_response, "400 Bad Request", "Invalid login request: {0}".format(exc))
+        except AuthenticationFailed as exc:
+            return self.middleware.unauthorized(start_response, str(exc))
+        except AuthenticationUnavailable as exc:
+            return self.middleware.unavailable(start_response, str(exc))
+        body = json.dumps(answer).encode()
+        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        return [body]

@@ -1,0 +1,144 @@
+"""Local mode: users, bcrypt password hashes and roles in a YAML file, and this server's own tokens.
+
+The file (``AUTH.users_file``, mode 0600)::
+
+    token_secret: <a Fernet key>        # signs the tokens POST /keystone/v2.0/tokens issues
+    users:
+      admin: {password: "$2b$12$...", roles: [admin]}
+
+``nailgun-users`` writes it. It is read again whenever it changes on disk, so a user added,
+removed or given other roles counts at the next request, in every worker. A token names
+only its user: roles are looked up at each request, and a removed user's tokens stop working.
+"""
+import json
+import os
+import tempfile
+import threading
+
+import bcrypt
+import yaml
+from cryptography.fernet import Fernet, InvalidToken
+
+from nailgun_host.auth import AuthenticationFailed, Identity
+
+#: bcrypt hashes only the first 72 bytes; longer passwords are refused rather than cut
+MAX_PASSWORD_BYTES = 72
+#: checked for unknown users too, so that a wrong name costs as long as a wrong password
+_DUMMY_HASH = bcrypt.hashpw(b"unknown user", bcrypt.gensalt(4))
+
+
+class UsersFileError(Exception):
+    """The users file cannot be read or is not in the expected shape."""
+
+
+def _read(path):
+    try:
+        with open(path) as stream:
+            loaded = yaml.safe_load(stream) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise UsersFileError("cannot read the users file {0}: {1}".format(path, exc))
+    users = loaded.get("users") if isinstance(loaded, dict) else None
+    if not isinstance(users, dict) or not isinstance(loaded.get("token_secret"), str) or not all(
+            isinstance(entry, dict) and isinstance(entry.get("password"), str)
+            and isinstance(entry.get("roles", []), list) for entry in users.values()):
+        raise UsersFileError("{0} is not a users file: it needs token_secret and users "
+                             "({{name: {{password: <bcrypt hash>, roles: [...]}}}})".format(path))
+    try:
+        Fernet(loaded["token_secret"])
+    except ValueError:
+        raise UsersFileError("the token_secret of {0} is not a Fernet key".format(path))
+    return loaded
+
+
+def new_users_file():
+    return {"token_secret": Fernet.generate_key().decode(), "users": {}}
+
+
+def hash_password(password):
+    encoded = password.encode("utf-8")
+    if not encoded or len(encoded) > MAX_PASSWORD_BYTES:
+        raise ValueError("a password must have 1 to {0} bytes".format(MAX_PASSWORD_BYTES))
+    return bcrypt.hashpw(encoded, bcrypt.gensalt()).decode()
+
+
+def save(path, content):
+    """Write the users file atomically, readable by its owner only."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".users-")
+    try:
+        with os.fdopen(handle, "w") as stream:
+            yaml.safe_dump(content, stream, default_flow_style=False, sort_keys=True)
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def load(path):
+    return _read(path)
+
+
+class LocalUsers:
+    """The users file of a running server, re-read when it changes."""
+
+    def __init__(self, path, token_ttl, cache):
+        self.path = path
+        self.token_ttl = token_ttl
+        #: passwords found right, keyed with the stored hash too: a changed password counts at once
+        self.cache = cache
+        self._lock = threading.Lock()
+        self._stamp = None
+        self._content = None
+        self._content_now()  # a missing or broken file stops the server at start, not at the first request
+
+    def _content_now(self):
+        try:
+            stat = os.stat(self.path)
+        except OSError as exc:
+            raise UsersFileError("cannot read the users file {0}: {1}".format(self.path, exc))
+        stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        with self._lock:
+            if stamp != self._stamp:
+                self._content = _read(self.path)
+                self._stamp = stamp
+            return self._content
+
+    def _identity(self, name, content):
+        entry = content["users"].get(name)
+        if entry is None:
+            raise AuthenticationFailed("unknown user")
+        return Identity(name, tuple(str(role) for role in entry.get("roles", [])), user_id=name)
+
+    def check_password(self, name, password):
+        """The user's identity, with the roles the file gives now; AuthenticationFailed if wrong."""
+        content = self._content_now()
+        entry = content["users"].get(name)
+        stored = entry["password"] if entry else _DUMMY_HASH.decode()
+        key = "{0}\0{1}".format(name, stored)
+        if not (entry and self.cache.get(key, password)):
+            encoded = password.encode("utf-8")
+            try:
+                matches = len(encoded) <= MAX_PASSWORD_BYTES and bcrypt.checkpw(encoded, stored.encode())
+            except ValueError:  # not a bcrypt hash: that user cannot log in
+                matches = False
+            if not (entry and matches):
+                raise AuthenticationFailed("wrong user name or password")
+            self.cache.put(key, password, True)
+        return self._identity(name, content)
+
+    def issue_token(self, identity):
+        """A token naming the user, valid ``token_ttl`` seconds: (token, lifetime)."""
+        payload = json.dumps({"user": identity.name}).encode()
+        return Fernet(self._content_now()["token_secret"]).encrypt(payload).decode(), self.token_ttl
+
+    def check_token(self, token):
+        content = self._content_now()
+        try:
+            payload = Fernet(content["token_secret"]).decrypt(token.encode("utf-8"), ttl=self.token_ttl)
+            name = json.loads(payload)["user"]
+        except (InvalidToken, ValueError, KeyError, TypeError, UnicodeError):
+            raise AuthenticationFailed("the token is invalid or expired")
+        return self._identity(name, content)
+

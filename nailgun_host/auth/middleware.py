@@ -1,0 +1,158 @@
+"""The one place a request's identity is established, before any route is matched.
+
+Public without credentials: ``GET``/``HEAD`` of ``version`` and ``health`` under the API
+prefixes, and ``POST /keystone/v2.0/tokens`` (the login of fuel2). Everything else needs
+``X-Auth-Token`` or ``Authorization: Basic`` when a method other than ``none`` is in force:
+401 (JSON, ``WWW-Authenticate``) without valid ones, 503 when the identity service
+cannot be asked. A request that passes carries its ``Identity`` in the environ (and its
+name in ``REMOTE_USER``, for access logs); what it may do is the policy's business.
+"""
+import base64
+import logging
+import re
+
+from nailgun_host.auth import (ANONYMOUS, ENVIRON_KEY, AuthenticationFailed, AuthenticationUnavailable,
+                               credential_cache, json_response, keystone_v2)
+
+LOG = logging.getLogger(__name__)
+PUBLIC_PATH = re.compile(r"^/api(/v1)?/(version|health)/?$")
+#: headers only the middleware may set; a client's are dropped before anything reads them
+_IDENTITY_HEADERS = ("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP_X_PROJECT_ID",
+                     "HTTP_X_PROJECT_NAME", "HTTP_X_IDENTITY_STATUS", "REMOTE_USER")
+
+
+def decode_basic(header):
+    """(user, password) of an ``Authorization: Basic`` value; AuthenticationFailed if malformed."""
+    try:
+        decoded = base64.b64decode(header.split(None, 1)[1].strip(), validate=True)
+        try:
+            text = decoded.decode("utf-8")
+        except UnicodeDecodeError:
+            text = decoded.decode("latin-1")
+        user, password = text.split(":", 1)
+    except (IndexError, ValueError):
+        raise AuthenticationFailed("the Basic credentials are malformed")
+    if not user:
+        raise AuthenticationFailed("the Basic credentials name no user")
+    return user, password
+
+
+class AuthMiddleware:
+    """Authenticates every non-public request with the configured method (see the package docstring)."""
+
+    def __init__(self, app, method, realm="nailgun", credential_cache_ttl=60, local_users=None, keystone=None):
+        self.app = app
+        self.method = method
+        self.realm = realm
+        self.local_users = local_users
+        self.keystone = keystone
+        self.cache = credential_cache.CredentialCache(credential_cache_ttl)
+        self.token_app = keystone.token_filter(self._token_confirmed) if keystone else None
+        self.login = keystone_v2.TokenIssuer(self) if method != "none" else None
+
+    # -- the answers of refusal -------------------------------------------------------------
+
+    @property
+    def challenges(self):
+        headers = [("WWW-Authenticate", 'Basic realm="{0}"'.format(self.realm))]
+        if self.keystone:
+            headers.append(("WWW-Authenticate", 'Keystone uri="{0}"'.format(self.keystone.www_authenticate_uri)))
+        return headers
+
+    def unauthorized(self, start_response, reason):
+        return json_response(start_response, "401 Unauthorized",
+                             "Authentication required: {0}".format(reason), self.challenges)
+
+    @staticmethod
+    def unavailable(start_response, reason):
+        LOG.error("Authentication unavailable: %s", reason)
+        return json_response(start_response, "503 Service Unavailable",
+                             "The identity service cannot be reached; try again later",
+                             [("Retry-After", "10")])
+
+    # -- checking credentials ---------------------------------------------------------------
+
+    def check_password(self, user, password):
+        """The identity of a user name and password (Keystone's answers are cached briefly)."""
+        if self.local_users:
+            return self.local_users.check_password(user, password)
+        identity = self.cache.get(user, password)
+        if identity is None:
+            identity, _access = self.keystone.check_password(user, password)
+            self.cache.put(user, password, identity)
+        return identity
+
+    def _pass(self, identity, environ, start_response):
+        environ[ENVIRON_KEY] = identity
+        environ["REMOTE_USER"] = identity.name
+        return self.app(environ, start_response)
+
+    def _token_confirmed(self, environ, start_response):
+        from nailgun_host.auth.keystone import identity_from_environ
+
+        return self._pass(identity_from_environ(environ), environ, start_response)
+
+    def _keystone_token(self, environ, start_response):
+        """Through ``auth_token``; its own refusals (401, 503) are given this API's JSON shape."""
+        refused = []
+
+        def start(status, headers, exc_info=None):
+            if ENVIRON_KEY not in environ and status[:3] in ("401", "503"):
+                refused.append(status[:3])
+                return lambda data: None
+            return start_response(status, headers, exc_info)
+
+        body = self.token_app(environ, start)
+        if not refused:
+            return body
+        if hasattr(body, "close"):
+            body.close()
+        if refused[0] == "503":
+            return self.unavailable(start_response, "keystonemiddleware could not validate a token")
+        return self.unauthorized(start_response, "the token is invalid or expired")
+
+    def __call__(self, environ, start_response):
+        for name in _IDENTITY_HEADERS:
+            environ.pop(name, None)
+        if self.method == "none":
+            environ[ENVIRON_KEY] = ANONYMOUS
+            return self.app(environ, start_response)
+        path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD")
+        if keystone_v2.TOKENS_PATH.match(path):
+            return self.login(environ, start_response)
+        if method in ("GET", "HEAD") and PUBLIC_PATH.match(path):
+            return self.app(environ, start_response)
+        authorization = environ.get("HTTP_AUTHORIZATION", "")
+        token = environ.get("HTTP_X_AUTH_TOKEN", "").strip()
+        try:
+            if authorization[:6].lower() == "basic ":
+                identity = self.check_password(*decode_basic(authorization))
+            elif token and self.keystone:
+                return self._keystone_token(environ, start_response)
+            elif token:
+                identity = self.local_users.check_token(token)
+            else:
+                return self.unauthorized(start_response, "send X-Auth-Token or HTTP Basic credentials")
+        except AuthenticationFailed as exc:
+            return self.unauthorized(start_response, str(exc))
+        except AuthenticationUnavailable as exc:
+            return self.unavailable(start_response, str(exc))
+        return self._pass(identity, environ, start_response)
+
+
+def build(app, auth_settings):
+    """``app`` behind the authentication ``auth_settings`` (the ``AUTH`` section) asks for."""
+    from nailgun_host.auth import local
+
+    method = auth_settings.get("method", "none")
+    options = dict(realm=auth_settings.get("realm", "nailgun"),
+                   credential_cache_ttl=float(auth_settings.get("credential_cache_ttl", 60)))
+    if method == "keystone":
+        from nailgun_host.auth.keystone import Keystone
+
+        return AuthMiddleware(app, method, keystone=Keystone(auth_settings.get("keystone") or {}), **options)
+    if method == "local":
+        users = local.LocalUsers(auth_settings["users_file"], float(auth_settings.get("token_ttl", 3600)),
+                                 credential_cache.CredentialCache(options["credential_cache_ttl"]))
+        return AuthMiddleware(app, method, local_users=users, **options)
+    return AuthMiddleware(app, "none", **options)
