@@ -1,0 +1,65 @@
+"""The real Keystone the auth tests run against: its users, roles and token lifetimes are what they claim."""
+import time
+
+import pytest
+import requests
+
+from tests.keystone import SHORT_TOKEN_SECONDS
+
+
+def roles(answer):
+    assert answer.status_code == 200, answer.text
+    return {role["name"] for role in answer.json()["token"]["roles"]}
+
+
+@pytest.mark.parametrize("user, project, expected, absent", [
+    ("reader", "admin", {"reader"}, {"member", "admin", "service"}),
+    ("member", "admin", {"member", "reader"}, {"admin", "service"}),
+    ("admin", "admin", {"admin", "member", "reader"}, {"service"}),
+    ("puppet", "admin", {"reader", "service"}, {"member", "admin"}),
+    ("nailgun", "services", {"service", "admin"}, set()),
+])
+def test_token_validates_with_the_users_roles(keystone, user, project, expected, absent):
+    """Validated with the nailgun service user's token, as keystonemiddleware does."""
+    answer = keystone.validate(keystone.token(user, project))
+    assert expected <= roles(answer)
+    assert not absent & roles(answer)
+    assert answer.json()["token"]["project"]["name"] == project
+
+
+def test_wrong_password_is_refused(keystone):
+    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+        "name": "reader", "domain": {"name": "Default"}, "password": keystone.users["member"]}}}}}
+    assert requests.post(keystone.auth_url + "/auth/tokens", json=body, timeout=30).status_code == 401
+
+
+def test_short_lived_token_expires(keystone):
+    token = keystone.short_lived_token("reader")
+    assert roles(keystone.validate(token)) == {"reader"}
+    time.sleep(SHORT_TOKEN_SECONDS + 1)
+    assert keystone.validate(token).status_code == 404
+
+
+def test_revoked_token_is_refused(keystone):
+    token, other = keystone.token("member"), keystone.token("member")
+    keystone.revoke(token)
+    assert keystone.validate(token).status_code == 404
+    assert keystone.validate(other).status_code == 200
+
+
+def test_stopped_keystone_refuses_connections_then_comes_back(keystone):
+    token = keystone.token("reader")
+    with keystone.stopped():
+        with pytest.raises(requests.ConnectionError):
+            requests.get(keystone.auth_url, timeout=5)
+    assert roles(keystone.validate(token)) == {"reader"}
+
+
+def test_settings_name_the_service_user_and_disable_the_token_cache(keystone):
+    auth = keystone.settings(realm="fuel", keystone={"cafile": "/ca.pem"})
+    assert auth["method"] == "keystone" and auth["realm"] == "fuel"
+    service = auth["keystone"]
+    assert service["cafile"] == "/ca.pem" and service["token_cache_time"] == -1
+    assert service["auth_url"] == keystone.auth_url
+    assert roles(keystone.validate(keystone.token(service["username"], service["project_name"])))
+    assert keystone.users[service["username"]] == service["password"]
