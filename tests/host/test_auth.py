@@ -10,6 +10,9 @@ import stat
 import bcrypt
 import pytest
 import webtest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as settings_profile
+from hypothesis import strategies as st
 import yaml
 from cryptography.fernet import Fernet
 
@@ -272,3 +275,21 @@ def test_nailgun_api_needs_both_certificate_and_key(capsys, auth_settings):
     with pytest.raises(SystemExit):
         server.serve(["--cert-file", "/etc/hostname", "--port", "1"])
     assert "--cert-file and --key-file go together" in capsys.readouterr().err
+
+
+HEADER_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=200)
+
+
+@settings_profile(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scheme=st.sampled_from(["Basic ", "basic ", "Bearer ", ""]), value=HEADER_TEXT, token=HEADER_TEXT,
+       login=st.one_of(st.none(), st.binary(max_size=300)))
+def test_no_credential_a_client_makes_up_passes_or_breaks_the_server(local_app, scheme, value, token, login):
+    """Whatever a client sends as credentials: 401 in JSON (or 400 for a login body), never 500, never a pass."""
+    headers = {"Authorization": scheme + value}
+    if token:
+        headers["X-Auth-Token"] = token
+    answer = local_app.get("/api/v1/clusters/", headers=headers, expect_errors=True)
+    assert answer.status_int == 401 and answer.json["errors"] == []
+    if login is not None:
+        answer = local_app.post("/keystone/v2.0/tokens", login, expect_errors=True)
+        assert answer.status_int in (400, 401) and "message" in answer.json
