@@ -12,7 +12,9 @@
 #    NAILGUN_TEST_DB_URL pointing at a database it drops and recreates each run.
 # 5. Builds the real fuel2 (python-fuelclient 11) in ./.venv-fuel2 with this package's
 #    commands, so the tests drive octane's and the spec's command lines through it.
-# 6. Runs the Ruby (Hiera backend) tests, if there are any.
+# 6. Builds a real Keystone (its PyPI package, with gunicorn) in ./.venv-keystone; the tests
+#    bootstrap it on SQLite and serve it on a loopback port (tests/keystone.py).
+# 7. Runs the Ruby (Hiera backend) tests, if there are any.
 # It exits non-zero if any run fails and ends with one summary line per run.
 #
 # Environment:
@@ -20,6 +22,9 @@
 #   SKIP_RUBY=1              skip the Ruby tests
 #   SKIP_FUEL2=1             do not build python-fuelclient's fuel2 (its tests then skip);
 #                            FUEL2_BIN=/path/to/fuel2 uses an existing one
+#   SKIP_KEYSTONE=1          do not build Keystone (its tests then skip, but fail when CI=true);
+#                            KEYSTONE_VENV=/path/to/venv uses an existing one
+#   CI=true                  tests that need a missing part (Keystone) fail instead of skipping
 #   NAILGUN_TEST_DB_NAME     PostgreSQL test database (default nailgun_test); use your
 #                            own name to run next to someone else's run
 #   NAILGUN_TEST_DB_URL      when not root: the PostgreSQL URL to test against (as root
@@ -278,11 +283,30 @@ prepare_fuel2() {
     record "fuel2" "passed: $FUEL2_BIN starts"
 }
 
+# The real Keystone the auth tests run against (tests/tools/make_keystone_venv.sh).
+prepare_keystone() {
+    if [ "${SKIP_KEYSTONE:-0}" = 1 ]; then
+        unset NAILGUN_TEST_KEYSTONE_VENV
+        record "keystone" "skipped (SKIP_KEYSTONE=1): its tests skip (fail when CI=true)"
+        return 0
+    fi
+    local venv
+    log "building Keystone in ${KEYSTONE_VENV:-.venv-keystone}"
+    if ! venv=$(PYTHON="$VENV/bin/python" tests/tools/make_keystone_venv.sh "${KEYSTONE_VENV:-$ROOT/.venv-keystone}"); then
+        unset NAILGUN_TEST_KEYSTONE_VENV
+        record "keystone" "FAILED: could not build Keystone"
+        return 0
+    fi
+    export NAILGUN_TEST_KEYSTONE_VENV=$venv
+    record "keystone" "passed: $venv"
+}
+
 main() {
     install_debian_packages
     prepare_venv
     run_lint_imports
     prepare_fuel2
+    prepare_keystone
 
     run_pytest sqlite -- "$@"
 

@@ -27,6 +27,12 @@ SUCCESS = {
     "PATCH": ("200", "204"), "DELETE": ("204",),
 }
 _PLACEHOLDER = re.compile(r"<([a-z_]+)>")
+#: the credentials nailgun_host.auth accepts (README "Authentication and TLS")
+SECURITY_SCHEMES = {
+    "token": {"type": "apiKey", "in": "header", "name": "X-Auth-Token",
+              "description": "A Keystone token (keystone mode) or a token from POST /keystone/v2.0/tokens"},
+    "basic": {"type": "http", "scheme": "basic", "description": "Checked against Keystone or the users file"},
+}
 
 
 def path_of(template):
@@ -68,6 +74,11 @@ def _operation(handler, method, template, parameters):
         "summary": (handler.__doc__ or handler.__name__).strip().splitlines()[0],
         "responses": responses,
     }
+    if handler.public:
+        operation["security"] = []
+    else:
+        operation["description"] = "Needs an identity the policy rule `{0}` allows.".format(
+            handler.policy_rule(method))
     if parameters:
         operation["parameters"] = parameters
     if handler.takes_body(method):
@@ -99,5 +110,7 @@ def describe(routes, extensions=()):
         },
         "servers": [{"url": "/api/v1"}],
         "paths": paths,
-        "components": {"schemas": {"Error": ERROR_SCHEMA}},
+        "components": {"schemas": {"Error": ERROR_SCHEMA}, "securitySchemes": SECURITY_SCHEMES},
+        # either credential; without authentication (AUTH method none) none is asked for
+        "security": [{"token": []}, {"basic": []}],
     }

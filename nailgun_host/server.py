@@ -126,6 +126,21 @@ def _check_exposure(args):
         raise StartupError("--cert-file and --key-file go together")
 
 
+def _request_log(app):
+    """web.py's request log line, with the authenticated user where Common Log Format puts it."""
+    from web.httpserver import LogMiddleware
+
+    class RequestLog(LogMiddleware):
+        def log(self, status, environ):
+            print('{0}:{1} - {2} [{3}] "{4} {5} {6}" - {7}'.format(
+                environ.get("REMOTE_ADDR", "-"), environ.get("REMOTE_PORT", "-"), environ.get("REMOTE_USER") or "-",
+                self.log_date_time_string(), environ.get("ACTUAL_SERVER_PROTOCOL", "-"),
+                environ.get("REQUEST_METHOD", "-"), environ.get("PATH_INFO", "_"), status),
+                file=environ.get("wsgi.errors", sys.stderr))
+
+    return RequestLog(app)
+
+
 def _build_wsgi():
     from nailgun_host.app import build_wsgi
     from nailgun_host.auth.local import UsersFileError
@@ -164,11 +179,11 @@ def serve(argv=None):
         url = _load_settings(args)
         _check_exposure(args)
         _use_database(url, migrate=not args.no_migrate)
-        from web.httpserver import LogMiddleware, WSGIServer
+        from web.httpserver import WSGIServer
 
         # Not web.httpserver.runsimple: it also serves ./static/ from the working directory,
         # with directory listings and HTML errors. Only the API is served here.
-        server = WSGIServer((args.host, args.port), LogMiddleware(_build_wsgi()))
+        server = WSGIServer((args.host, args.port), _request_log(_build_wsgi()))
         scheme = "http"
         if args.cert_file:
             server.ssl_adapter = _tls_adapter(args)

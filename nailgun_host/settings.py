@@ -47,6 +47,7 @@ DEFAULTS = {
             "interface": "public",
             "cafile": None,
             "token_cache_time": 300,
+            "timeout": 10,
         },
     },
 }

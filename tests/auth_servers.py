@@ -5,118 +5,29 @@ The client tests (fuel-ext, fuel2) start real servers with an ``AUTH`` section i
 would set: nothing of the test process's own ``OS_*``, fuel2 settings or CA bundle leaks in.
 The fixtures are imported by the test modules that use them.
 """
-import datetime
-import ipaddress
 import os
 
 import pytest
 import yaml
 
+from tests.auth import LOCAL_USERS, auth_server, local_settings
 from tests.commands import IN_PROCESS, run_command
 from tests.conftest import LiveServer
 
 #: environment variables a client reads; a test names the ones it wants
 CLIENT_VARIABLES = ("SERVER_ADDRESS", "SERVER_PORT", "SERVER_PROTOCOL", "FUELCLIENT_CUSTOM_SETTINGS",
                     "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "INSECURE", "HTTP_TIMEOUT")
-#: local mode's users: name -> (password, roles); the names and passwords of the test Keystone's
-LOCAL_USERS = {"admin": ("admin-pw", ["admin"]), "member": ("member-pw", ["member"]),
-               "reader": ("reader-pw", ["reader"])}
 
 
-def write_users_file(path, users=LOCAL_USERS):
-    """A users file of local mode, written with the server's own code (as ``nailgun-users`` does), but
-    with bcrypt's lowest cost, so that the many logins of the client tests cost milliseconds."""
-    import bcrypt
-
-    from nailgun_host.auth import local
-
-    content = local.new_users_file()
-    for name, (password, roles) in users.items():
-        hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode()
-        content["users"][name] = {"password": hashed, "roles": list(roles)}
-    local.save(str(path), content)
-    return str(path)
-
-
-class AuthServer(LiveServer):
-    """A ``nailgun-api`` with ``auth`` as its AUTH settings; HTTPS with ``tls``; listening on ``host``."""
-
-    def __init__(self, db_url, workdir, auth, tls=None, host="127.0.0.1"):
-        config = os.path.join(str(workdir), "nailgun.yaml")
-        with open(config, "w") as stream:
-            yaml.safe_dump({"AUTH": auth}, stream)
-        args = ["--host", host] + (["--cert-file", tls.cert_file, "--key-file", tls.key_file] if tls else [])
-        super().__init__(db_url, env={"NAILGUN_CONFIG": config}, args=args)
-        if tls:
-            self.url = "https://127.0.0.1:{0}".format(self.port)
-
-
-class TLS:
-    """A CA made for the test, a server certificate it signed (127.0.0.1, localhost), and an unrelated CA."""
-
-    def __init__(self, directory):
-        from cryptography.hazmat.primitives.asymmetric import ec
-
-        self.directory = str(directory)
-        ca_key, ca_cert = self._ca("nailgun test CA")
-        self.ca_file = self._write("ca.pem", ca_cert)
-        self.other_ca_file = self._write("other-ca.pem", self._ca("another CA")[1])
-        key = ec.generate_private_key(ec.SECP256R1())
-        self.cert_file = self._write("server.pem", self._certificate(
-            "127.0.0.1", key.public_key(), ca_key, ca_cert.subject, ca=False))
-        self.key_file = self._write("server.key", key)
-
-    def _ca(self, name):
-        from cryptography import x509
-        from cryptography.hazmat.primitives.asymmetric import ec
-        from cryptography.x509.oid import NameOID
-
-        key = ec.generate_private_key(ec.SECP256R1())
-        subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-        return key, self._certificate(name, key.public_key(), key, subject, ca=True)
-
-    @staticmethod
-    def _certificate(name, public_key, signer, issuer, ca):
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes
-        from cryptography.x509.oid import NameOID
-
-        now = datetime.datetime.now(datetime.timezone.utc)
-        builder = (x509.CertificateBuilder()
-                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-                   .issuer_name(issuer).public_key(public_key).serial_number(x509.random_serial_number())
-                   .not_valid_before(now - datetime.timedelta(minutes=5))
-                   .not_valid_after(now + datetime.timedelta(days=1))
-                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
-        if ca:
-            builder = builder.add_extension(x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False, data_encipherment=False,
-                key_agreement=False, key_cert_sign=True, crl_sign=True, encipher_only=False, decipher_only=False),
-                critical=True)
-            builder = builder.add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False)
-        else:
-            builder = builder.add_extension(x509.SubjectAlternativeName([
-                x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), critical=False)
-            builder = builder.add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(signer.public_key()), critical=False)
-        return builder.sign(signer, hashes.SHA256())
-
-    def _write(self, name, item):
-        from cryptography.hazmat.primitives import serialization
-
-        if hasattr(item, "public_bytes"):
-            data = item.public_bytes(serialization.Encoding.PEM)
-        else:
-            data = item.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                      serialization.NoEncryption())
-        path = os.path.join(self.directory, name)
-        with open(path, "wb") as stream:
-            stream.write(data)
-        return path
+def keystone_settings(keystone):
+    """Keystone mode, with keystonemiddleware's cache of validated tokens on (as in production): the
+    client tests revoke nothing, and validating every request again would cost seconds per test."""
+    return keystone.settings(keystone={"token_cache_time": 300})
 
 
 def non_loopback_address():
-    """An address of this machine that is not a loopback one, or None."""
+    """An IPv4 address of this machine that is not a loopback one, or None."""
+    import ipaddress
     import socket
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
@@ -130,26 +41,11 @@ def non_loopback_address():
 
 # --- fixtures (imported by the test modules) ---------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def users_file(tmp_path_factory):
-    return write_users_file(tmp_path_factory.mktemp("users") / "users.yaml")
-
-
-@pytest.fixture(scope="module")
-def tls(tmp_path_factory):
-    return TLS(tmp_path_factory.mktemp("tls"))
-
-
-def _serve(request, tmp_path_factory, auth, **kwargs):
-    server = AuthServer(request.getfixturevalue("db_url"), tmp_path_factory.mktemp("server"), auth, **kwargs)
+def _serve(request, tmp_path_factory, auth, tls=None):
+    server = auth_server(request.getfixturevalue("db_url"), auth, tls=tls,
+                         directory=str(tmp_path_factory.mktemp("server")))
     request.addfinalizer(server.stop)
     return server
-
-
-def keystone_settings(keystone):
-    """Keystone mode, with keystonemiddleware's cache of validated tokens on (as in production): the
-    client tests revoke nothing, and validating every request again would cost seconds per test."""
-    return keystone.settings(keystone={"token_cache_time": 300})
 
 
 @pytest.fixture(scope="module")
@@ -158,13 +54,13 @@ def keystone_server(request, migrated_db, keystone, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def local_server(request, migrated_db, users_file, tmp_path_factory):
-    return _serve(request, tmp_path_factory, {"method": "local", "users_file": users_file})
+def local_server(request, migrated_db, tmp_path_factory):
+    return _serve(request, tmp_path_factory, local_settings())
 
 
 @pytest.fixture(scope="module")
-def local_tls_server(request, migrated_db, users_file, tls, tmp_path_factory):
-    return _serve(request, tmp_path_factory, {"method": "local", "users_file": users_file}, tls=tls)
+def local_tls_server(request, migrated_db, tls, tmp_path_factory):
+    return _serve(request, tmp_path_factory, local_settings(), tls=tls)
 
 
 @pytest.fixture(scope="module")
@@ -173,12 +69,16 @@ def keystone_tls_server(request, migrated_db, keystone, tls, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def exposed_keystone_server(request, migrated_db, keystone, tmp_path_factory):
+def exposed_keystone_server(request, migrated_db, db_url, keystone, tmp_path_factory):
     """In keystone mode, listening on every address; with this machine's non-loopback address."""
     address = non_loopback_address()
     if address is None:
         pytest.skip("this machine has no non-loopback IPv4 address")
-    return _serve(request, tmp_path_factory, keystone_settings(keystone), host="0.0.0.0"), address
+    config = tmp_path_factory.mktemp("server") / "nailgun.yaml"
+    config.write_text(yaml.safe_dump({"AUTH": keystone_settings(keystone)}))
+    server = LiveServer(db_url, env={"NAILGUN_CONFIG": str(config)}, extra_args=["--host", "0.0.0.0"])
+    request.addfinalizer(server.stop)
+    return server, address
 
 
 # --- clients ----------------------------------------------------------------------------------------
@@ -226,7 +126,7 @@ def server_and_login(request, mode, client, user="admin"):
     if mode == "none":
         return server, {}
     if mode == "local":
-        return server, {"OS_USERNAME": user, "OS_PASSWORD": LOCAL_USERS[user][0]}
+        return server, {"OS_USERNAME": user, "OS_PASSWORD": LOCAL_USERS[user]}
     keystone = request.getfixturevalue("keystone")
     login = {"OS_USERNAME": user, "OS_PASSWORD": keystone.users[user]}
     if client != "fuel2":

@@ -155,18 +155,20 @@ class LiveServer:
     """A real ``nailgun-api`` process on a free loopback port, sharing the test database.
 
     ``migrate``: start it as an operator does, migrating (a no-op on the test schema) and
-    creating the admin network; by default it starts with ``--no-migrate``. ``args``: more
-    ``nailgun-api`` options (``--cert-file``...).
+    creating the admin network; by default it starts with ``--no-migrate``. ``extra_args`` go to
+    ``nailgun-api`` (with ``--cert-file`` the url is https); ``log``: a file for its output.
     """
 
-    def __init__(self, db_url, env=None, migrate=False, args=()):
+    def __init__(self, db_url, env=None, migrate=False, extra_args=(), log=os.devnull):
         self.port = free_port()
-        self.url = "http://127.0.0.1:{0}".format(self.port)
-        self.log = open(os.devnull, "w")
+        scheme = "https" if "--cert-file" in extra_args else "http"
+        self.url = "{0}://127.0.0.1:{1}".format(scheme, self.port)
+        self.log_path = log
+        self.log = open(log, "w")
         environ = dict(os.environ, **(env or {}))
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from nailgun_host.server import serve; serve()",
-             "--db-url", db_url, "--port", str(self.port)] + ([] if migrate else ["--no-migrate"]) + list(args),
+             "--db-url", db_url, "--port", str(self.port)] + ([] if migrate else ["--no-migrate"]) + list(extra_args),
             stdout=self.log, stderr=subprocess.STDOUT, env=environ)
         self._wait()
 
@@ -174,11 +176,17 @@ class LiveServer:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError("nailgun-api exited with {0}".format(self.process.returncode))
+                raise RuntimeError("nailgun-api exited with {0}{1}".format(self.process.returncode, self._log_tail()))
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
                 return
             time.sleep(0.1)
         raise RuntimeError("nailgun-api did not start listening")
+
+    def _log_tail(self):
+        if self.log_path == os.devnull:
+            return ""
+        with open(self.log_path) as log:
+            return ": " + log.read()[-3000:]
 
     def stop(self):
         self.process.terminate()
@@ -225,10 +233,11 @@ def gunicorn(migrated_db, db_url):
 
 
 @pytest.fixture(scope="session")
-def keystone(tmp_path_factory):
+def keystone(tmp_path_factory, pytestconfig):
     """A real Keystone (``$NAILGUN_TEST_KEYSTONE_VENV``, built by run_tests.sh) with the test users.
 
     Without one the test skips, except in CI (``CI=true``), where it fails: CI must run them.
+    Its bootstrapped state is kept in pytest's cache for the next runs.
     """
     from tests.keystone import Keystone
 
@@ -239,10 +248,20 @@ def keystone(tmp_path_factory):
             pytest.fail(reason)
         pytest.skip(reason)
     start = time.monotonic()
-    server = Keystone(venv, str(tmp_path_factory.mktemp("keystone")))
-    SUMMARY_LINES.append("keystone: bootstrapped and serving in {0:.1f}s".format(time.monotonic() - start))
+    cache = getattr(pytestconfig, "cache", None)  # None with -p no:cacheprovider
+    server = Keystone(venv, str(tmp_path_factory.mktemp("keystone")), cache and str(cache.mkdir("keystone")))
+    SUMMARY_LINES.append("keystone: serving in {0:.1f}s ({1})".format(
+        time.monotonic() - start, "saved state" if server.from_saved_state else "bootstrapped"))
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def tls(tmp_path_factory):
+    """A test CA, a server and a client certificate it signed, and a wrong CA (tests/tls.py)."""
+    from tests.tls import TLS
+
+    return TLS(str(tmp_path_factory.mktemp("tls")))
 
 
 @pytest.fixture

@@ -5,12 +5,17 @@ so its dependencies never meet the test venv's: everything here talks to it over
 its commands. SQLite and fernet keys live in a temporary directory.
 """
 import contextlib
+import glob
 import grp
+import hashlib
 import os
 import pwd
+import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
+import tempfile
 import textwrap
 import time
 
@@ -33,6 +38,8 @@ ASSIGNMENTS = [
     ("nailgun", "services", ["service", "admin"]),
 ]
 SHORT_TOKEN_SECONDS = 3
+#: what a bootstrapped Keystone is made of, in its working directory
+STATE = ("keystone.db", "fernet-keys", "credential-keys")
 
 # Keystone's oslo.config parses sys.argv: it must not see gunicorn's.
 APP_MODULE = """\
@@ -85,8 +92,9 @@ class KeystoneServer:
         with open(self.log_path, "a") as log:
             self.process = subprocess.Popen(
                 [os.path.join(self.venv, "bin", "gunicorn"), "--chdir", self.workdir, "-w", "2", "--preload",
+                 "--no-control-socket",
                  "-b", "127.0.0.1:{0}".format(self.port), "keystone_app:application"],
-                env=env, stdout=log, stderr=subprocess.STDOUT)
+                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -101,12 +109,9 @@ class KeystoneServer:
     def stop(self):
         if self.process is None:
             return
-        self.process.send_signal(signal.SIGINT)  # gunicorn's quick shutdown
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        # its master and workers at once: a graceful stop costs seconds, and SQLite survives this
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
         self.process = None
 
     def _log_tail(self):
@@ -121,7 +126,8 @@ class Keystone:
     tokens expire after SHORT_TOKEN_SECONDS: the main server validates them.
     """
 
-    def __init__(self, venv, workdir):
+    def __init__(self, venv, workdir, cache_dir=None):
+        """``cache_dir``: where a bootstrapped state is kept between runs (bootstrapping costs ~15 s)."""
         self.venv, self.workdir = venv, workdir
         self.users = dict(USERS)
         with open(os.path.join(workdir, "keystone_app.py"), "w") as f:
@@ -130,13 +136,56 @@ class Keystone:
         self.server = KeystoneServer(venv, workdir, self.conf, "keystone")
         self.auth_url = self.server.url
         self._short = None
-        self._bootstrap()
+        template = os.path.join(cache_dir, self._state_key()) if cache_dir else None
+        self.from_saved_state = bool(template and os.path.isdir(template))
+        if self.from_saved_state:
+            for name in STATE:
+                copy = shutil.copytree if os.path.isdir(os.path.join(template, name)) else shutil.copy2
+                copy(os.path.join(template, name), os.path.join(workdir, name))
+        else:
+            self._bootstrap()
         self.server.start()
         try:
-            self._create_users()
+            if self.from_saved_state:
+                self._move_endpoints_here()
+            else:
+                self._create_users()
+                if template:
+                    self._save_state(template)
         except BaseException:
             self.close()
             raise
+
+    def _state_key(self):
+        """Changes with this module and with the Keystone installed."""
+        digest = hashlib.sha256(open(__file__, "rb").read())
+        digest.update(os.path.realpath(self.venv).encode())
+        digest.update(" ".join(sorted(glob.glob(os.path.join(self.venv, "lib", "*", "site-packages",
+                                                             "keystone-*.dist-info")))).encode())
+        return "state-" + digest.hexdigest()[:16]
+
+    def _save_state(self, template):
+        """The database (SQLite's backup, the server being up) and the keys, renamed into place at once."""
+        building = tempfile.mkdtemp(dir=os.path.dirname(template))
+        for name in STATE[1:]:
+            shutil.copytree(os.path.join(self.workdir, name), os.path.join(building, name))
+        with contextlib.closing(sqlite3.connect(os.path.join(self.workdir, STATE[0]))) as source, \
+                contextlib.closing(sqlite3.connect(os.path.join(building, STATE[0]))) as target:
+            source.backup(target)
+        try:
+            os.rename(building, template)
+        except OSError:  # another run saved it first
+            shutil.rmtree(building)
+        for stale in glob.glob(os.path.join(os.path.dirname(template), "state-*")):
+            if stale != template:
+                shutil.rmtree(stale, ignore_errors=True)
+
+    def _move_endpoints_here(self):
+        """A saved state's catalog names the port of the run that saved it."""
+        admin = {"X-Auth-Token": self.token("admin")}
+        for endpoint in requests.get(self.auth_url + "/endpoints", headers=admin, timeout=30).json()["endpoints"]:
+            requests.patch(self.auth_url + "/endpoints/" + endpoint["id"], headers=admin, timeout=30,
+                           json={"endpoint": {"url": self.auth_url}}).raise_for_status()
 
     def _write_config(self, name, expiration):
         path = os.path.join(self.workdir, name)

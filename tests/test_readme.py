@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nailgun_host.auth import local
 from nailgun_host.client import DEFAULTS as CLIENT_DEFAULTS
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import DEFAULTS
@@ -37,7 +38,10 @@ IGNORED_METHODS = ("HEAD", "OPTIONS")
 
 #: sections whose console blocks must exist and run (a block turned into ```text by
 #: mistake would otherwise silently stop being checked)
-SESSIONS = ("A short tour", "Environment upgrade", "ConfigDB")
+SESSIONS = ("A short tour", "Environment upgrade", "ConfigDB", "Authentication and TLS")
+#: sections whose session runs against a server with these settings (in ``settings.yaml``,
+#: which ``NAILGUN_CONFIG`` names for the session's commands too); paths are under the session's directory
+SESSION_SETTINGS = {"Authentication and TLS": {"AUTH": {"method": "local", "users_file": "users.yaml"}}}
 #: the server address the README's commands use, replaced by the test server's
 README_ADDRESS = "127.0.0.1:8000"
 ELLIPSIS = "…"
@@ -152,15 +156,14 @@ def test_every_readme_api_row_is_a_route_with_that_method():
 
 # -- settings ------------------------------------------------------------------------------
 
-def setting_names():
-    """``{name: default}`` of every setting: ``SECTION.key`` for each key of a section (a mapping), else the key."""
+def setting_names(defaults=DEFAULTS, prefix=""):
+    """``{name: default}`` of every setting: ``SECTION.key`` for each key of a section (a mapping), at any depth."""
     names = {}
-    for key, value in DEFAULTS.items():
+    for key, value in defaults.items():
         if isinstance(value, dict) and value:
-            for sub_key, sub_value in value.items():
-                names["{0}.{1}".format(key, sub_key)] = sub_value
+            names.update(setting_names(value, "{0}{1}.".format(prefix, key)))
         else:
-            names[key] = value
+            names[prefix + key] = value
     return names
 
 
@@ -195,8 +198,8 @@ def test_every_setting_is_documented_with_its_default():
 
 
 def test_every_option_of_the_console_scripts_is_documented():
-    text = section("Configuration") + section("Production")
-    for script in ("nailgun-api", "nailgun-syncdb"):
+    text = section("Configuration") + section("Production") + section("Authentication and TLS")
+    for script in ("nailgun-api", "nailgun-syncdb", "nailgun-users"):
         usage = subprocess.run([_bin(script), "--help"], capture_output=True, text=True, check=True).stdout
         for option in sorted(set(re.findall(r"(--[a-z][a-z-]+)", usage)) - {"--help"}):
             assert re.search(r"(?<![\w-]){0}(?![\w-])".format(option), text), (
@@ -325,19 +328,34 @@ def test_the_sessions_are_found():
         sorted(set(SESSIONS) - set(found)))
 
 
+def _session_settings(directory, content):
+    """The settings file of a session; a users file it names starts empty (the session adds the users)."""
+    content = yaml.safe_load(yaml.safe_dump(content))
+    users_file = content.get("AUTH", {}).get("users_file")
+    if users_file:
+        content["AUTH"]["users_file"] = str(directory / users_file)
+        local.save(content["AUTH"]["users_file"], local.new_users_file())
+    path = directory / "settings.yaml"
+    path.write_text(yaml.safe_dump(content))
+    return path
+
+
 @pytest.mark.parametrize("title", sorted(set(SESSIONS) | set(console_sessions())))
 def test_console_session_runs_as_printed(title, migrated_db, db_url, tmp_path):
     """A fresh ``nailgun-api`` (tables emptied by ``clean_db``, migrated at start as a user's is)."""
     steps = console_sessions().get(title)
     assert steps, "no console session in README section " + title
-    server = LiveServer(db_url, migrate=True)
+    session_env = {}
+    if title in SESSION_SETTINGS:
+        session_env["NAILGUN_CONFIG"] = str(_session_settings(tmp_path, SESSION_SETTINGS[title]))
+    server = LiveServer(db_url, migrate=True, env=session_env)
     try:
         address = "127.0.0.1:{0}".format(server.port)
         # The client settings come from SERVER_ADDRESS/SERVER_PORT only, never from the caller's files.
         env = {key: value for key, value in os.environ.items()
                if key not in CLIENT_DEFAULTS and key not in ("FUELCLIENT_CUSTOM_SETTINGS", "XDG_CONFIG_HOME")}
         env.update(HOME=str(tmp_path), PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
-                   SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port), LC_ALL="C.UTF-8")
+                   SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port), LC_ALL="C.UTF-8", **session_env)
         shell = Shell(tmp_path, env)
         try:
             for command, expected in steps:

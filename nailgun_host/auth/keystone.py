@@ -54,6 +54,9 @@ class Keystone:
             "project_domain_name": self.options.get("project_domain_name", "Default"),
             "interface": self.options.get("interface", "public"),
             "token_cache_time": self.options.get("token_cache_time", 300),
+            # a Keystone that does not answer costs a request at most this long, once: then 503
+            "http_connect_timeout": float(self.options.get("timeout", 10)),
+            "http_request_max_retries": 0,
             "delay_auth_decision": False,
             "include_service_catalog": False,
             "service_token_roles_required": True,

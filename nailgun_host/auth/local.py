@@ -83,9 +83,11 @@ def load(path):
 class LocalUsers:
     """The users file of a running server, re-read when it changes."""
 
-    def __init__(self, path, token_ttl):
+    def __init__(self, path, token_ttl, cache):
         self.path = path
         self.token_ttl = token_ttl
+        #: passwords found right, keyed with the stored hash too: a changed password counts at once
+        self.cache = cache
         self._lock = threading.Lock()
         self._stamp = None
         self._content = None
@@ -110,16 +112,20 @@ class LocalUsers:
         return Identity(name, tuple(str(role) for role in entry.get("roles", [])), user_id=name)
 
     def check_password(self, name, password):
+        """The user's identity, with the roles the file gives now; AuthenticationFailed if wrong."""
         content = self._content_now()
         entry = content["users"].get(name)
-        encoded = password.encode("utf-8")
-        stored = entry["password"].encode() if entry else _DUMMY_HASH
-        try:
-            matches = len(encoded) <= MAX_PASSWORD_BYTES and bcrypt.checkpw(encoded, stored)
-        except ValueError:  # not a bcrypt hash: that user cannot log in
-            matches = False
-        if not (entry and matches):
-            raise AuthenticationFailed("wrong user name or password")
+        stored = entry["password"] if entry else _DUMMY_HASH.decode()
+        key = "{0}\0{1}".format(name, stored)
+        if not (entry and self.cache.get(key, password)):
+            encoded = password.encode("utf-8")
+            try:
+                matches = len(encoded) <= MAX_PASSWORD_BYTES and bcrypt.checkpw(encoded, stored.encode())
+            except ValueError:  # not a bcrypt hash: that user cannot log in
+                matches = False
+            if not (entry and matches):
+                raise AuthenticationFailed("wrong user name or password")
+            self.cache.put(key, password, True)
         return self._identity(name, content)
 
     def issue_token(self, identity):

@@ -73,13 +73,12 @@ class AuthMiddleware:
     # -- checking credentials ---------------------------------------------------------------
 
     def check_password(self, user, password):
-        """The identity of a user name and password, from the cache or the identity service."""
+        """The identity of a user name and password (Keystone's answers are cached briefly)."""
+        if self.local_users:
+            return self.local_users.check_password(user, password)
         identity = self.cache.get(user, password)
         if identity is None:
-            if self.keystone:
-                identity, _access = self.keystone.check_password(user, password)
-            else:
-                identity = self.local_users.check_password(user, password)
+            identity, _access = self.keystone.check_password(user, password)
             self.cache.put(user, password, identity)
         return identity
 
@@ -153,6 +152,7 @@ def build(app, auth_settings):
 
         return AuthMiddleware(app, method, keystone=Keystone(auth_settings.get("keystone") or {}), **options)
     if method == "local":
-        users = local.LocalUsers(auth_settings["users_file"], float(auth_settings.get("token_ttl", 3600)))
+        users = local.LocalUsers(auth_settings["users_file"], float(auth_settings.get("token_ttl", 3600)),
+                                 credential_cache.CredentialCache(options["credential_cache_ttl"]))
         return AuthMiddleware(app, method, local_users=users, **options)
     return AuthMiddleware(app, "none", **options)

@@ -16,7 +16,7 @@ def test_history_lists_versions_with_author_and_changed_keys(cdb, demo, rid):
     cdb.put(1, rid, {"a": 1, "n": {"x": 1}})
     cdb.put(1, rid, {"a": 1, "n": {"x": 2}, "b": 1}, headers={"X-Config-Author": "alice"})
     cdb.put(1, rid, {"other": 1}, kind="overrides")
-    cdb.app.patch_json(cdb.url(1, rid) + "/keys/delete", [["a"]], extra_environ={"REMOTE_USER": "bob"})
+    cdb.app.patch_json(cdb.url(1, rid) + "/keys/delete", [["a"]], headers={"X-Config-Author": "bob"})
     history = cdb.app.get(cdb.url(1, "resource1") + "/history").json
     assert [(h["version"], h["revision"], h["author"]) for h in history] == [
         (1, 1, "anonymous"), (2, 2, "alice"), (3, 4, "bob")]

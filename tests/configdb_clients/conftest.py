@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from tests.auth_servers import (  # noqa: F401 (fixtures, for server_and_login)
-    keystone_server, local_server, server_and_login, users_file)
+    keystone_server, local_server, server_and_login)
 from tests.commands import FUEL_EXT, IN_PROCESS, run_command
 from tests.configdb_clients.puppet_env import FUEL_ORDER
 

@@ -72,8 +72,9 @@ def hiera_all(config, scope, keys, directory):
     return json.loads(result.stdout)
 
 
-def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1, uris=None):
-    """A Puppet code dir whose production environment's Hiera 5 layer reads ConfigDB or local YAML."""
+def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1, uris=None, **options):
+    """A Puppet code dir whose production environment's Hiera 5 layer reads ConfigDB (with the function's
+    ``options``) or local YAML."""
     production = Path(codedir) / "environments" / "production"
     modules = production / "modules"
     (modules / "probe" / "lib" / "puppet" / "functions" / "probe").mkdir(parents=True, exist_ok=True)
@@ -82,7 +83,7 @@ def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1,
         (modules / "configdb").symlink_to(PUPPET_MODULE)
     if configdb_url:
         hierarchy = [{"name": "ConfigDB", "lookup_key": "configdb::lookup_key",
-                      "options": {"url": configdb_url, "environment": str(environment)}}]
+                      "options": dict({"url": configdb_url, "environment": str(environment)}, **options)}]
         if uris:
             hierarchy[0]["uris"] = uris
     else:

@@ -5,6 +5,7 @@ import subprocess
 
 import pytest
 
+from tests.auth import auth_server, local_settings
 from tests.configdb_clients import puppet_env
 from tests.configdb_clients.conftest import HIERA_TREE, hiera_expectation, tree_sources
 
@@ -107,3 +108,118 @@ def test_an_unreachable_server_fails_the_puppet_run(tmp_path):
     result = puppet_env.puppet_apply(codedir, 'notice(lookup("deployment_id"))')
     assert result.returncode == 1
     assert "Error: ConfigDB at http://127.0.0.1:9/api/v1/config cannot be reached" in result.stderr
+
+
+# -- with authentication (issue 10): a server in local or keystone mode on the test database ----------------
+
+PUPPET = {"auth_user": "puppet", "auth_pass": "puppet-pw"}  # roles reader and service, in Keystone and the users file
+#: one Ruby process: a lookup, the process's Keystone token revoked, the data store emptied, the lookup again
+RENEWAL = """require 'hiera'
+require 'json'
+require 'yaml'
+require 'hiera/backend/configdb_client'
+hiera = Hiera.new(config: ARGV[0])
+scope = YAML.load_file(ARGV[1])
+first = hiera.lookup('deployment_id', nil, scope)
+options = ConfigDB::Client::DEFAULTS.merge(Hiera::Config[:configdb].to_h { |k, v| [k.to_s, v] })
+token = ConfigDB::Keystone.token(options)
+uri = URI(ConfigDB::Keystone.tokens_url(options))
+revoked = Net::HTTP.start(uri.host, uri.port) do |http|
+  http.delete(uri.path, 'X-Auth-Token' => token, 'X-Subject-Token' => token).code
+end
+ConfigDB::Client.lock.synchronize { ConfigDB::Client.store.clear }
+second = hiera.lookup('deployment_id', nil, scope)
+puts JSON.generate('first' => first, 'revoked' => revoked, 'second' => second,
+                   'renewed' => ConfigDB::Keystone.token(options) != token)
+"""
+
+
+@pytest.fixture(params=["local", "keystone"])
+def secured(request, uploaded, db_url):
+    """(the ConfigDB URL of a server in that mode, the credentials the backends are given, the mode)."""
+    if request.param == "keystone":
+        keystone = request.getfixturevalue("keystone")
+        settings, credentials = keystone.settings(), dict(PUPPET, keystone_url=keystone.auth_url)
+    else:
+        settings, credentials = local_settings(), dict(PUPPET)
+    server = auth_server(db_url, settings)
+    yield server.url + "/api/v1/config", credentials, request.param
+    server.stop()
+
+
+def puppet_lookup(codedir, directory, key):
+    return subprocess.run(["puppet", "lookup", "--codedir", str(codedir), "--environment", "production",
+                           "--node", "node-1.domain.tld", "--facts", str(puppet_env.puppet_facts(directory)),
+                           "--render-as", "json", key], capture_output=True, text=True,
+                          env=puppet_env.ruby_environ(), timeout=120)
+
+
+def test_hiera_3_and_puppet_7_read_with_credentials(secured, tmp_path):
+    url, credentials, mode = secured
+    scope = puppet_env.write_scope(tmp_path)
+    variants = [credentials] + ([PUPPET] if mode == "keystone" else [])  # keystone mode takes Basic too
+    for number, options in enumerate(variants):
+        directory = tmp_path / str(number)
+        directory.mkdir()
+        result = hiera(puppet_env.write_hiera3(directory, url, **options), scope, "deployment_id")
+        assert (result.returncode, result.stdout) == (0, "1\n"), result.stderr
+        result = puppet_lookup(puppet_env.write_puppet_code(directory / "code", url, **options), directory,
+                               "deployment_id")
+        assert (result.returncode, result.stdout) == (0, "1\n"), result.stderr
+
+
+def test_no_or_wrong_credentials_fail_the_lookup(secured, tmp_path):
+    url, credentials, mode = secured
+    scope = puppet_env.write_scope(tmp_path)
+    anonymous = hiera(puppet_env.write_hiera3(tmp_path, url), scope, "deployment_id")
+    assert anonymous.returncode != 0 and anonymous.stdout == ""
+    assert "ConfigDB refused the credentials of a request without credentials" in anonymous.stderr
+    (tmp_path / "wrong").mkdir()
+    wrong = dict(credentials, auth_pass="not-the-password")
+    refused = hiera(puppet_env.write_hiera3(tmp_path / "wrong", url, **wrong), scope, "deployment_id")
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert ("Keystone at {0}/auth/tokens refused user 'puppet'".format(credentials["keystone_url"])
+            if mode == "keystone" else "ConfigDB refused the credentials of user 'puppet' (HTTP Basic) (401)") \
+        in refused.stderr
+    assert "not-the-password" not in refused.stderr
+    run = puppet_env.puppet_apply(puppet_env.write_puppet_code(tmp_path / "code", url, **wrong),
+                                  'notice(lookup("deployment_id"))')
+    assert run.returncode == 1 and "refused" in run.stderr and "not-the-password" not in run.stderr
+
+
+def test_a_revoked_keystone_token_is_renewed_once(uploaded, db_url, keystone, tmp_path):
+    server = auth_server(db_url, keystone.settings())
+    try:
+        config = puppet_env.write_hiera3(tmp_path, server.url + "/api/v1/config", keystone_url=keystone.auth_url,
+                                         **PUPPET)
+        script = tmp_path / "renewal.rb"
+        script.write_text(RENEWAL)
+        result = subprocess.run(["ruby", str(script), str(config), str(puppet_env.write_scope(tmp_path))],
+                                capture_output=True, text=True, env=puppet_env.ruby_environ(), timeout=120)
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"first": 1, "revoked": "204", "second": 1, "renewed": True}
+
+
+def test_hiera_and_puppet_over_https_trust_only_the_ssl_ca_cert(uploaded, db_url, tls, tmp_path):
+    server = auth_server(db_url, local_settings(), tls=tls)
+    try:
+        url = server.url + "/api/v1/config"
+        assert url.startswith("https://")
+        scope = puppet_env.write_scope(tmp_path)
+        for name, ca_file in (("right", tls.ca_file), ("wrong", tls.wrong_ca_file)):
+            directory = tmp_path / name
+            directory.mkdir()
+            options = dict(PUPPET, ssl_ca_cert=str(ca_file))
+            looked_up = hiera(puppet_env.write_hiera3(directory, url, **options), scope, "deployment_id")
+            applied = puppet_env.puppet_apply(puppet_env.write_puppet_code(directory / "code", url, **options),
+                                              'notice("deployment_id=${lookup("deployment_id")}")')
+            if name == "right":
+                assert (looked_up.returncode, looked_up.stdout) == (0, "1\n"), looked_up.stderr
+                assert applied.returncode == 0 and "deployment_id=1" in applied.stdout, applied.stderr
+            else:
+                assert looked_up.returncode != 0 and "certificate verify failed" in looked_up.stderr
+                assert applied.returncode == 1 and "certificate verify failed" in applied.stderr
+    finally:
+        server.stop()

@@ -12,9 +12,9 @@ import time
 import pytest
 
 from nailgun_host.client import APIClient, load_settings
+from tests.auth import LOCAL_USERS
 from tests.auth_servers import (  # noqa: F401 (fixtures)
-    LOCAL_USERS, exposed_keystone_server, fuel_ext_runner, keystone_server, keystone_tls_server, local_server,
-    local_tls_server, tls, users_file)
+    exposed_keystone_server, fuel_ext_runner, keystone_server, keystone_tls_server, local_server, local_tls_server)
 from tests.keystone import SHORT_TOKEN_SECONDS
 
 DEMO = ("--env", "1", "--resource", "resource1")
@@ -43,7 +43,7 @@ def keystone_login(keystone, user, password=None, **extra):
 
 
 def basic_login(user, password=None, **extra):
-    return dict({"OS_USERNAME": user, "OS_PASSWORD": password or LOCAL_USERS[user][0]}, **extra)
+    return dict({"OS_USERNAME": user, "OS_PASSWORD": password or LOCAL_USERS[user]}, **extra)
 
 
 def refused(run, *args):
@@ -134,7 +134,7 @@ def test_https_with_the_ca_file(local_tls_server, tls, home):
 
 @pytest.mark.parametrize("trust", ["other CA", "system CAs"])
 def test_https_refuses_a_certificate_its_ca_did_not_sign(local_tls_server, tls, home, trust):
-    extra = {"OS_CACERT": tls.other_ca_file} if trust == "other CA" else {}
+    extra = {"OS_CACERT": tls.wrong_ca_file} if trust == "other CA" else {}
     run = fuel_ext_runner(local_tls_server, basic_login("admin", **extra), home, ok=False)
     assert refused(run, "config", "comp", "list").startswith(
         "The TLS certificate of {0} is not trusted by ".format(local_tls_server.url))
@@ -143,7 +143,7 @@ def test_https_refuses_a_certificate_its_ca_did_not_sign(local_tls_server, tls, 
 def test_ca_file_beats_requests_ca_bundle(local_tls_server, tls, home):
     """requests lets REQUESTS_CA_BUNDLE override a session's ``verify``; OS_CACERT goes with each request, so it
     wins, and so does INSECURE."""
-    login = basic_login("admin", REQUESTS_CA_BUNDLE=tls.other_ca_file)
+    login = basic_login("admin", REQUESTS_CA_BUNDLE=tls.wrong_ca_file)
     assert fuel_ext_runner(local_tls_server, login, home, ok=False)("config", "comp", "list").returncode == 1
     fuel_ext_runner(local_tls_server, dict(login, OS_CACERT=tls.ca_file), home)("config", "comp", "list")
     fuel_ext_runner(local_tls_server, dict(login, INSECURE="1"), home)("config", "comp", "list")
@@ -152,7 +152,7 @@ def test_ca_file_beats_requests_ca_bundle(local_tls_server, tls, home):
 def test_keystone_session_over_https(keystone_tls_server, keystone, tls, home):
     """The session's token goes to the HTTPS server, checked with OS_CACERT (Keystone is loopback HTTP here)."""
     run = fuel_ext_runner(keystone_tls_server, keystone_login(
-        keystone, "member", OS_CACERT=tls.ca_file, REQUESTS_CA_BUNDLE=tls.other_ca_file), home)
+        keystone, "member", OS_CACERT=tls.ca_file, REQUESTS_CA_BUNDLE=tls.wrong_ca_file), home)
     make_demo_env(run)
     assert authors(run) == ["member"]
 

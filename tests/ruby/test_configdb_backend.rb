@@ -73,6 +73,15 @@ class ConfigDBBackendTest < Minitest::Test
     assert_equal 3307, lookup('mysql_port', :priority, { '::node_id' => '2', '::fuel_env' => '5' })
   end
 
+  def test_refused_credentials_fail_the_lookup_instead_of_falling_through
+    server = RecordingServer.new({ "#{PREFIX}/override/node/values?effective" => [401, { 'message' => 'Authentication required' }] })
+    configure(url: server.url, auth_user: 'admin', auth_pass: 'wrong')
+    error = assert_raises(ConfigDB::Error) { lookup('deployment_id') }
+    assert_match(/refused the credentials of user 'admin' \(HTTP Basic\) \(401\).*Authentication required/, error.message)
+  ensure
+    server&.stop
+  end
+
   def test_an_unreachable_server_fails_the_lookup
     port = TCPServer.open('127.0.0.1', 0) { |s| s.addr[1] }
     configure(url: "http://127.0.0.1:#{port}/api/v1/config")

@@ -23,10 +23,14 @@ class ConfigDBLookupKeyTest < Minitest::Test
     production = File.join(@dir, 'code', 'environments', 'production')
     FileUtils.mkdir_p(File.join(production, 'modules'))
     FileUtils.ln_s(MODULE, File.join(production, 'modules', 'configdb'))
-    File.write(File.join(production, 'hiera.yaml'), YAML.dump(
+    configure({})
+  end
+
+  def configure(options)
+    File.write(File.join(@dir, 'code', 'environments', 'production', 'hiera.yaml'), YAML.dump(
       'version' => 5,
       'hierarchy' => [{ 'name' => 'ConfigDB', 'lookup_key' => 'configdb::lookup_key',
-                        'options' => { 'url' => @server.url, 'environment' => '3' } }]))
+                        'options' => { 'url' => @server.url, 'environment' => '3' }.merge(options) }]))
   end
 
   def teardown
@@ -52,5 +56,24 @@ class ConfigDBLookupKeyTest < Minitest::Test
     assert_equal 7, @server.requests.size
     assert_equal 7, @server.requests.map(&:path).uniq.size
     assert(@server.requests.none? { |r| r.headers['if-none-match'] })
+  end
+
+  def test_a_keystone_token_and_custom_headers_are_sent_and_a_refusal_fails_the_run
+    tokens = 0
+    documents = @server.documents
+    documents['/v3/auth/tokens'] = ->(_request) { [201, { 'token' => {} }, { 'X-Subject-Token' => "token-#{tokens += 1}" }] }
+    configure('keystone_url' => "http://127.0.0.1:#{@server.port}/v3", 'auth_user' => 'puppet', 'auth_pass' => 's3cret',
+              'project_name' => 'services', 'headers' => { 'X-Site' => 'dc1' })
+    out, err, status = apply("notice(\"debug=${lookup('debug')}\")")
+    assert status.success?, err
+    assert_includes out, 'debug=true'
+    data = @server.requests.reject { |r| r.path.start_with?('/v3/') }
+    assert_equal [%w[token-1 dc1]] * data.size, data.map { |r| r.headers.values_at('x-auth-token', 'x-site') }
+    assert_equal 'services', JSON.parse(@server.requests.first.body).dig('auth', 'scope', 'project', 'name')
+    documents["#{PREFIX}/override/node/values?effective"] = [403, { 'message' => 'Policy does not allow nailgun:read' }]
+    _out, err, status = apply("notice(lookup('debug'))")
+    refute status.success?
+    assert_match(/ConfigDB denied access to user 'puppet' \(Keystone token, project 'services'\) \(403\).*nailgun:read/, err)
+    refute_match(/s3cret|token-/, err)
   end
 end

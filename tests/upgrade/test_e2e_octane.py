@@ -16,7 +16,7 @@ from nailgun_host.db.models import Cluster, Task
 from nailgun_host.objects import task as task_obj
 from nailgun_ext_upgrade.models import UpgradeRelation
 from tests.auth_servers import (  # noqa: F401 (fixtures, for server_and_login)
-    keystone_server, local_server, server_and_login, users_file)
+    keystone_server, local_server, server_and_login)
 from tests.commands import FUEL_EXT, IN_PROCESS, run_command
 
 IN_PROCESS_CLIENT = pytest.param(IN_PROCESS, id="in-process")

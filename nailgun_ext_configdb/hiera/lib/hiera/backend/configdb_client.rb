@@ -3,12 +3,13 @@
 # A Puppet run looks up thousands of keys, so a data source is fetched once (one GET of
 # its effective values) and kept in a process-wide store; when it is older than the
 # caller's max_age it is revalidated with If-None-Match, and a 304 keeps the stored copy.
-# An unreachable server, an unknown environment or node raise ConfigDB::Error: a lookup must
-# never quietly come back empty.
+# An unreachable server, an unknown environment or node, refused credentials raise
+# ConfigDB::Error: a lookup must never quietly come back empty.
+require 'digest'
 require 'json'
-require 'net/http'
-require 'openssl'
 require 'uri'
+require 'hiera/backend/configdb_http'
+require 'hiera/backend/configdb_keystone'
 
 module ConfigDB
   # Fuel's order of data sources, the most specific first (the spec's "Data model").
@@ -18,35 +19,53 @@ module ConfigDB
     globals astute
   ].freeze
 
-  class Error < StandardError; end
-
   class Client
     DEFAULTS = {
       'url' => 'http://127.0.0.1:8000/api/v1/config',
       'open_timeout' => 5,
       'read_timeout' => 30,
+      'project_name' => 'admin',
+      'user_domain_name' => 'Default',
+      'project_domain_name' => 'Default',
     }.freeze
-    NETWORK_ERRORS = [SystemCallError, IOError, SocketError, Timeout::Error, OpenSSL::SSL::SSLError,
-                      Net::OpenTimeout, Net::ReadTimeout, EOFError].freeze
+    # the names the backends had before they took hiera-http's
+    ALIASES = { 'user' => 'auth_user', 'password' => 'auth_pass', 'ca_file' => 'ssl_ca_cert' }.freeze
+    NETWORK_ERRORS = ConfigDB::NETWORK_ERRORS
+    LOOPBACK = /\A(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)\z/.freeze
 
     Entry = Struct.new(:etag, :data, :checked_at)
 
     @store = {}
     @lock = Mutex.new
+    @warned = {}
     class << self
-      # url => Entry, shared by every backend instance of the process
-      attr_reader :store, :lock
+      # [identity, url] => Entry, shared by every backend instance of the process
+      attr_reader :store, :lock, :warned
 
       def clear
         @lock.synchronize { @store.clear }
+        Keystone.clear
       end
     end
 
-    # options: url, user, password, ca_file, ssl_verify (default true), open_timeout, read_timeout
+    # options: url; auth_user/auth_pass (HTTP Basic, or with keystone_url a Keystone v3 token
+    # scoped to project_name, user_domain_name, project_domain_name); headers (sent with every
+    # request); ssl_ca_cert, ssl_verify (default true), ssl_cert/ssl_key; open_timeout, read_timeout.
     def initialize(options = {})
-      @options = DEFAULTS.merge(options.each_with_object({}) { |(k, v), h| h[k.to_s] = v })
+      given = options.each_with_object({}) { |(k, v), h| h[ALIASES.fetch(k.to_s, k.to_s)] ||= v }
+      @options = DEFAULTS.merge(given.reject { |_k, v| v.nil? })
       @base = @options['url'].to_s.chomp('/')
+      @identity = Digest::SHA256.hexdigest(JSON.generate(%w[auth_user auth_pass keystone_url project_name ssl_cert]
+                                                            .map { |k| @options[k].to_s }))
+      warn_cleartext
     end
+
+    # The options without credentials, for messages and debugging.
+    def inspect
+      "#<ConfigDB::Client #{@base} user=#{@options['auth_user'].inspect}" \
+        "#{@options['keystone_url'] ? " keystone=#{@options['keystone_url']}" : ''}>"
+    end
+    alias to_s inspect
 
     def source_url(environment, node, source)
       raise Error, 'ConfigDB: no environment id configured' if environment.to_s.empty?
@@ -59,10 +78,11 @@ module ConfigDB
     # The effective values (a Hash) of a data source; {} when the server has none for it.
     def effective(environment, node, source, max_age: 0)
       url = source_url(environment, node, source)
-      entry = self.class.lock.synchronize { self.class.store[url] }
+      key = [@identity, url]
+      entry = self.class.lock.synchronize { self.class.store[key] }
       return entry.data if entry && now - entry.checked_at < max_age
       entry = fetch(url, entry)
-      self.class.lock.synchronize { self.class.store[url] = entry }
+      self.class.lock.synchronize { self.class.store[key] = entry }
       entry.data
     end
 
@@ -76,19 +96,23 @@ module ConfigDB
       Process.clock_gettime(Process::CLOCK_MONOTONIC)
     end
 
+    def keystone?
+      @options['keystone_url'] && !@options['keystone_url'].to_s.empty?
+    end
+
     def fetch(url, entry)
-      uri = URI(url)
-      request = Net::HTTP::Get.new(uri)
-      request['Accept'] = 'application/json'
-      request['If-None-Match'] = entry.etag if entry && entry.etag
-      request.basic_auth(@options['user'].to_s, @options['password'].to_s) if @options['user']
-      response = connection(uri).request(request)
+      response, token = get(url, entry)
+      if response.code == '401' && token
+        Keystone.invalidate(@options, token) # expired or revoked early: one more try with a new token
+        response, = get(url, entry)
+      end
       case response
       when Net::HTTPNotModified then Entry.new(entry.etag, entry.data, now)
       when Net::HTTPSuccess then Entry.new(response['ETag'], parse(url, response.body), now)
       when Net::HTTPNotFound
         raise Error, "ConfigDB answered 404 for #{url}: #{server_message(response)}" unless missing_source?(response)
         Entry.new(nil, {}, now)
+      when Net::HTTPUnauthorized, Net::HTTPForbidden then raise Error, refusal(url, response)
       else raise Error, "ConfigDB answered #{response.code} for #{url}: #{server_message(response)}"
       end
     rescue *NETWORK_ERRORS => e
@@ -96,19 +120,50 @@ module ConfigDB
       raise Error, "ConfigDB at #{@base} cannot be reached (#{url}): #{e.class}: #{e.message}"
     end
 
+    # [response, the Keystone token it was sent with or nil]
+    def get(url, entry)
+      uri = URI(url)
+      request = Net::HTTP::Get.new(uri)
+      (@options['headers'] || {}).each { |name, value| request[name.to_s] = value.to_s }
+      request['Accept'] = 'application/json'
+      request['If-None-Match'] = entry.etag if entry && entry.etag
+      token = nil
+      if keystone?
+        token = request['X-Auth-Token'] = Keystone.token(@options)
+      elsif @options['auth_user']
+        request.basic_auth(@options['auth_user'].to_s, @options['auth_pass'].to_s)
+      end
+      [connection(uri).request(request), token]
+    end
+
     # One kept-alive connection per client: a run's requests share it (Net::HTTP retries an
     # idempotent GET once if the server closed it meanwhile).
     def connection(uri)
       return @http if @http&.started?
-      http = Net::HTTP.new(uri.host, uri.port)
-      http.open_timeout = @options['open_timeout'].to_f
-      http.read_timeout = @options['read_timeout'].to_f
-      if uri.scheme == 'https'
-        http.use_ssl = true
-        http.ca_file = @options['ca_file'] if @options['ca_file']
-        http.verify_mode = @options['ssl_verify'] == false ? OpenSSL::SSL::VERIFY_NONE : OpenSSL::SSL::VERIFY_PEER
+      @http = HTTP.http_for(uri, @options).start
+    end
+
+    def refusal(url, response)
+      who = if keystone? then "user '#{@options['auth_user']}' (Keystone token, project '#{@options['project_name']}')"
+            elsif @options['auth_user'] then "user '#{@options['auth_user']}' (HTTP Basic)"
+            else 'a request without credentials (set auth_user and auth_pass)'
+            end
+      what = response.code == '401' ? 'refused the credentials of' : 'denied access to'
+      "ConfigDB #{what} #{who} (#{response.code}) for #{url}: #{server_message(response)}"
+    end
+
+    # Credentials in clear text to another machine deserve a warning (once per process and server).
+    def warn_cleartext
+      uris = [URI(@base)]
+      uris << URI(Keystone.tokens_url(@options)) if keystone?
+      uris.each do |uri|
+        next unless @options['auth_user'] && uri.scheme == 'http' && !LOOPBACK.match?(uri.host.to_s)
+        first = self.class.lock.synchronize { self.class.warned[uri.host] ? false : (self.class.warned[uri.host] = true) }
+        next unless first
+        Kernel.warn("ConfigDB: credentials go to #{uri.scheme}://#{uri.host}:#{uri.port} over plain HTTP; use https")
       end
-      @http = http.start
+    rescue URI::InvalidURIError
+      nil
     end
 
     def parse(url, body)

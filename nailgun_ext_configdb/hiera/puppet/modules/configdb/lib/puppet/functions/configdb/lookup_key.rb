@@ -10,11 +10,15 @@
 #       environment: "%{facts.fuel_environment}"    # the ConfigDB environment (Nailgun cluster) id
 #       node: "%{facts.fqdn}"                       # default: %{::fqdn}
 #       hierarchy: [override/node, ..., astute]     # without uris; default: Fuel's order
-#       user: admin
-#       password: admin
-#       ca_file: /etc/pki/tls/certs/fuel.crt
+#       auth_user: admin                            # HTTP Basic, or with keystone_url a Keystone token
+#       auth_pass: admin
+#       keystone_url: http://10.20.0.2:5000/v3      # optional; project_name (admin), user_domain_name and
+#                                                   # project_domain_name (Default) scope the token
+#       headers: {X-Site: dc1}                      # sent with every request
+#       ssl_ca_cert: /etc/pki/tls/certs/fuel.crt    # ssl_verify (true), ssl_cert/ssl_key: a client certificate
 # Each data source is fetched once per catalog compilation (the function context's cache) and
-# revalidated with If-None-Match in the next one. Needs hiera/backend/configdb_client.rb on Ruby's load path.
+# revalidated with If-None-Match in the next one. A Keystone token serves the whole process (a Puppet
+# server's compilations) until it expires or ConfigDB refuses it. Needs hiera/backend/configdb_client.rb on Ruby's load path.
 require 'hiera/backend/configdb_client'
 
 Puppet::Functions.create_function(:'configdb::lookup_key') do

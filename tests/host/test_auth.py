@@ -1,0 +1,295 @@
+"""Authentication and authorization in local mode, in process: every route family, every method.
+
+The same checks against a real Keystone live in tests/host/test_auth_keystone.py.
+"""
+import base64
+import copy
+import re
+import stat
+
+import bcrypt
+import pytest
+import webtest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as settings_profile
+from hypothesis import strategies as st
+import yaml
+from cryptography.fernet import Fernet
+
+from nailgun_host import policy
+from nailgun_host.api.base import HTTP_METHODS
+from nailgun_host.app import build_wsgi
+from nailgun_host.extensions import get_all_extensions
+from nailgun_host.settings import settings
+from nailgun_host.urls import URLS
+
+#: user: (password, roles)
+USERS = {"admin": ("admin-pw", ["admin"]), "member": ("member-pw", ["member"]),
+         "reader": ("reader-pw", ["reader"]), "service": ("service-pw", ["member", "service"]),
+         "nobody": ("nobody-pw", [])}
+
+
+def write_users_file(path, users=USERS):
+    content = {"token_secret": Fernet.generate_key().decode(), "users": {
+        name: {"password": bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode(), "roles": roles}
+        for name, (password, roles) in users.items()}}
+    path.write_text(yaml.safe_dump(content))
+    return path
+
+
+@pytest.fixture
+def auth_settings():
+    """Restores the settings a test changes."""
+    saved = copy.deepcopy(dict(settings))
+    yield settings
+    settings.clear()
+    settings.update(saved)
+
+
+@pytest.fixture
+def local_app(migrated_db, tmp_path, auth_settings):
+    users_file = write_users_file(tmp_path / "users.yaml")
+    auth_settings.reload(overrides={"AUTH": {"method": "local", "users_file": str(users_file)}})
+    return webtest.TestApp(build_wsgi())
+
+
+def basic(user, password=None):
+    password = USERS[user][0] if password is None else password
+    return {"Authorization": "Basic " + base64.b64encode("{0}:{1}".format(user, password).encode()).decode()}
+
+
+def concrete(entry):
+    """A path the route matches: ids are 1, other placeholders their pattern's first choice."""
+    def fill(match):
+        name = match.group(1)
+        if name in entry["patterns"]:
+            return re.split(r"[|()]", entry["patterns"][name].strip("()"))[0] or "x"
+        return "1"
+    return "/api/v1" + re.sub(r"<([a-z_]+)>", fill, entry["template"])
+
+
+def all_routes():
+    routes = list(URLS)
+    for extension in get_all_extensions():
+        routes.extend(extension.urls)
+    return routes
+
+
+def route_methods():
+    return list(_route_methods())
+
+
+def _route_methods():
+    for entry in all_routes():
+        handler = entry["handler"]
+        for method in handler.allowed_methods() + ["OPTIONS"]:
+            yield pytest.param(entry, method, id="{0} {1}".format(method, entry["template"]))
+
+
+PUBLIC = {("GET", "/version"), ("HEAD", "/version"), ("GET", "/health"), ("HEAD", "/health")}
+
+
+@pytest.mark.parametrize("entry, method", route_methods())
+def test_every_route_needs_credentials_and_readers_only_read(local_app, entry, method):
+    path = concrete(entry)
+    if (method, entry["template"]) in PUBLIC:
+        assert local_app.request(path, method=method, expect_errors=True).status_int in (200, 503)
+        return
+    refused = local_app.request(path, method=method, expect_errors=True)
+    assert refused.status_int == 401, refused
+    assert refused.content_type == "application/json"
+    assert refused.headers["WWW-Authenticate"] == 'Basic realm="nailgun"'
+    as_reader = local_app.request(path, method=method, headers=basic("reader"), expect_errors=True)
+    if method in ("GET", "HEAD", "OPTIONS"):
+        assert as_reader.status_int not in (401, 403), as_reader
+    else:
+        assert as_reader.status_int == 403, as_reader
+        assert entry["handler"].policy_rule(method) in as_reader.json["message"]
+    if not entry["handler"].public:  # an identity without roles may do nothing else
+        assert local_app.request(path, method=method, headers=basic("nobody"), expect_errors=True).status_int == 403
+
+
+def test_unknown_paths_are_401_not_404_without_credentials(local_app):
+    assert local_app.get("/api/v1/no/such/thing", status=401).json["message"].startswith("Authentication")
+    assert local_app.get("/no/such/thing", status=401)
+    assert local_app.get("/api/v1/no/such/thing", headers=basic("reader"), status=404)
+
+
+def test_version_says_auth_is_required_only_when_it_is(local_app, auth_settings):
+    assert local_app.get("/api/v1/version").json["auth_required"] is True
+    auth_settings.reload()
+    assert webtest.TestApp(build_wsgi()).get("/api/v1/version").json["auth_required"] is False
+
+
+@pytest.mark.parametrize("header", [
+    {"Authorization": "Basic !!!"}, {"Authorization": "Basic " + base64.b64encode(b"nocolon").decode()},
+    {"Authorization": "Basic " + base64.b64encode(b":pw").decode()}, {"Authorization": "Bearer abc"},
+    {"X-Auth-Token": "not-a-token"}, {"X-Auth-Token": "gAAAAA" + "x" * 100},
+])
+def test_malformed_credentials_are_401_never_500(local_app, header):
+    answer = local_app.get("/api/v1/clusters/", headers=header, status=401)
+    assert answer.json["errors"] == []
+
+
+def test_wrong_passwords_and_unknown_users_are_refused(local_app):
+    local_app.get("/api/v1/clusters/", headers=basic("reader", "wrong"), status=401)
+    local_app.get("/api/v1/clusters/", headers=basic("reader", "x" * 200), status=401)
+    local_app.get("/api/v1/clusters/", headers={"Authorization": "Basic " + base64.b64encode(
+        b"ghost:reader-pw").decode()}, status=401)
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=200)
+
+
+def test_identity_headers_sent_by_a_client_are_ignored(local_app):
+    forged = dict(basic("reader"), **{"X-Roles": "admin", "X-User-Name": "admin", "X-Identity-Status": "Confirmed"})
+    local_app.post_json("/api/v1/clusters/", {}, headers=forged, status=403)
+    local_app.get("/api/v1/clusters/", headers={"X-Roles": "admin", "X-Identity-Status": "Confirmed"}, status=401)
+
+
+def login(app, user, password=None, tenant="admin"):
+    body = {"auth": {"passwordCredentials": {"username": user, "password": USERS[user][0] if password is None
+                                             else password}, "tenantName": tenant}}
+    return app.post_json("/keystone/v2.0/tokens", body, expect_errors=True)
+
+
+def test_fuel2_login_gives_a_token_in_keystone_v2_shape(local_app):
+    answer = login(local_app, "member")
+    assert answer.status_int == 200
+    access = answer.json["access"]
+    assert access["user"]["name"] == "member" and access["user"]["roles"] == [{"name": "member"}]
+    assert access["token"]["expires"].endswith("Z") and access["serviceCatalog"] == []
+    token = access["token"]["id"]
+    assert local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}).status_int == 200
+    # keystoneclient logs in again with the token it got
+    again = local_app.post_json("/keystone/v2.0/tokens", {"auth": {"token": {"id": token}, "tenantName": "admin"}})
+    assert again.json["access"]["user"]["name"] == "member"
+    assert login(local_app, "member", "wrong").status_int == 401
+    for body in ({}, {"auth": {}}, {"auth": {"passwordCredentials": {"username": 1, "password": "x"}}}, []):
+        assert local_app.post_json("/keystone/v2.0/tokens", body, expect_errors=True).status_int == 400
+    assert local_app.get("/keystone/v2.0/tokens", expect_errors=True).status_int == 405
+
+
+def test_local_tokens_expire_and_die_with_their_user(local_app, tmp_path, auth_settings):
+    token = login(local_app, "member").json["access"]["token"]["id"]
+    users_file = tmp_path / "users.yaml"
+    content = yaml.safe_load(users_file.read_text())
+    content["users"]["member"]["roles"] = ["reader"]
+    users_file.write_text(yaml.safe_dump(content) + "\n")  # roles are read again at the next request
+    local_app.post_json("/api/v1/clusters/", {}, headers={"X-Auth-Token": token}, status=403)
+    del content["users"]["member"]
+    users_file.write_text(yaml.safe_dump(content))
+    local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, status=401)
+    auth_settings["AUTH"]["token_ttl"] = 1
+    expiring = webtest.TestApp(build_wsgi())
+    old = Fernet(content["token_secret"]).encrypt_at_time(b'{"user": "reader"}', 1000).decode()
+    expiring.get("/api/v1/clusters/", headers={"X-Auth-Token": old}, status=401)
+
+
+def test_only_admins_delete_clusters(local_app):
+    assert policy.ADMIN == local_app.delete("/api/v1/clusters/1", headers=basic("member"), status=403).json["errors"][0]
+    assert local_app.delete("/api/v1/clusters/1", headers=basic("admin"), status=404)
+
+
+def test_the_author_of_a_change_is_the_identity(local_app):
+    api = "/api/v1/config"
+    component = local_app.post_json(api + "/components", {
+        "name": "c", "resource_definitions": [{"name": "r", "content": {}}]}, headers=basic("member"), status=201).json
+    env = local_app.post_json(api + "/environments", {"components": ["c"], "hierarchy_levels": []},
+                              headers=basic("member"), status=201).json
+    values = "{0}/environments/{1}/resources/{2}/values".format(
+        api, env["id"], component["resource_definitions"][0]["id"])
+    local_app.put_json(values, {"a": 1}, headers=basic("member"), status=204)
+    # a member may not claim to be someone else; a service may, and the record says so
+    local_app.put_json(values, {"a": 2}, headers=dict(basic("member"), **{"X-Config-Author": "alice"}), status=403)
+    local_app.put_json(values, {"a": 3}, headers=dict(basic("service"), **{"X-Config-Author": "alice"}),
+                       status=204)
+    local_app.put_json(values, {"a": 4}, headers=dict(basic("member"), **{"X-Config-Author": "member"}),
+                       status=204)
+    history = local_app.get(values + "/history", headers=basic("reader")).json
+    authors = [entry["author"] for entry in sorted(history, key=lambda entry: entry["version"])]
+    assert authors == ["member", "alice (via service)", "member"]
+
+
+def test_a_policy_file_overrides_the_rules_in_code(migrated_db, tmp_path, auth_settings):
+    users_file = write_users_file(tmp_path / "users.yaml")
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text('"nailgun:write": "role:admin"\n"nailgun:read": "role:reader"\n')
+    auth_settings.reload(overrides={"AUTH": {"method": "local", "users_file": str(users_file),
+                                             "policy_file": str(policy_file)}})
+    app = webtest.TestApp(build_wsgi())
+    assert "nailgun:write" in app.post_json("/api/v1/clusters/", {}, headers=basic("member"), status=403).json[
+        "message"]
+    app.get("/api/v1/clusters/", headers=basic("member"), status=403)
+    app.get("/api/v1/clusters/", headers=basic("reader"), status=200)
+
+
+def test_users_command_writes_a_private_file_and_the_server_sees_it(migrated_db, tmp_path, auth_settings,
+                                                                     monkeypatch, capsys):
+    import io
+
+    from nailgun_host import server
+
+    users_file = tmp_path / "etc" / "users.yaml"
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret\n"))
+    assert server.users(["--users-file", str(users_file), "set", "ops", "--role", "member"]) == 0
+    assert stat.S_IMODE(users_file.stat().st_mode) == 0o600
+    assert "s3cret" not in users_file.read_text()
+    auth_settings.reload(overrides={"AUTH": {"method": "local", "users_file": str(users_file)}})
+    app = webtest.TestApp(build_wsgi())
+    auth = {"Authorization": "Basic " + base64.b64encode(b"ops:s3cret").decode()}
+    assert app.post_json("/api/v1/clusters/", {}, headers=auth, expect_errors=True).status_int == 400
+    assert server.users(["--users-file", str(users_file), "set", "ops", "--role", "reader", "--keep-password"]) == 0
+    app.post_json("/api/v1/clusters/", {}, headers=auth, status=403)
+    assert server.users(["--users-file", str(users_file), "list"]) == 0
+    assert "ops: reader" in capsys.readouterr().out
+    assert server.users(["--users-file", str(users_file), "delete", "ops"]) == 0
+    app.get("/api/v1/clusters/", headers=auth, status=401)
+    with pytest.raises(SystemExit):
+        server.users(["--users-file", str(users_file), "delete", "ops"])
+
+
+def test_a_changed_password_counts_at_once(local_app, tmp_path, monkeypatch):
+    import io
+
+    from nailgun_host import server
+
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=200)  # now in the cache
+    monkeypatch.setattr("sys.stdin", io.StringIO("new-pw\n"))
+    assert server.users(["--users-file", str(tmp_path / "users.yaml"), "set", "reader", "--role", "reader"]) == 0
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
+    local_app.get("/api/v1/clusters/", headers=basic("reader", "new-pw"), status=200)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "10.20.0.2", "::"])
+def test_nailgun_api_refuses_the_network_without_authentication(host, capsys, auth_settings):
+    from nailgun_host import server
+
+    with pytest.raises(SystemExit) as exited:
+        server.serve(["--host", host, "--port", "1"])
+    assert exited.value.code == 1
+    assert "--allow-insecure-no-auth" in capsys.readouterr().err
+
+
+def test_nailgun_api_needs_both_certificate_and_key(capsys, auth_settings):
+    from nailgun_host import server
+
+    with pytest.raises(SystemExit):
+        server.serve(["--cert-file", "/etc/hostname", "--port", "1"])
+    assert "--cert-file and --key-file go together" in capsys.readouterr().err
+
+
+HEADER_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=200)
+
+
+@settings_profile(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scheme=st.sampled_from(["Basic ", "basic ", "Bearer ", ""]), value=HEADER_TEXT, token=HEADER_TEXT,
+       login=st.one_of(st.none(), st.binary(max_size=300)))
+def test_no_credential_a_client_makes_up_passes_or_breaks_the_server(local_app, scheme, value, token, login):
+    """Whatever a client sends as credentials: 401 in JSON (or 400 for a login body), never 500, never a pass."""
+    headers = {"Authorization": scheme + value}
+    if token:
+        headers["X-Auth-Token"] = token
+    answer = local_app.get("/api/v1/clusters/", headers=headers, expect_errors=True)
+    assert answer.status_int == 401 and answer.json["errors"] == []
+    if login is not None:
+        answer = local_app.post("/keystone/v2.0/tokens", login, expect_errors=True)
+        assert answer.status_int in (400, 401) and "message" in answer.json

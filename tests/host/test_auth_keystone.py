@@ -1,0 +1,89 @@
+"""Authentication and authorization in keystone mode, in process, against the real test Keystone.
+
+The local-mode twin is tests/host/test_auth.py; the process-level checks (expired and revoked
+tokens, Keystone down, HTTPS) are in tests/host/test_auth_server.py.
+"""
+import pytest
+import webtest
+
+from nailgun_host.app import build_wsgi
+from tests.auth import basic
+from tests.host.test_auth import PUBLIC, auth_settings, concrete, route_methods  # noqa: F401 (a fixture)
+
+
+@pytest.fixture(scope="module")
+def tokens(keystone):
+    """One token per user: validating them is what each request costs."""
+    return {user: {"X-Auth-Token": keystone.token(user)} for user in ("reader", "member", "admin", "puppet")}
+
+
+@pytest.fixture
+def keystone_app(migrated_db, keystone, auth_settings):
+    auth_settings.reload(overrides={"AUTH": keystone.settings()})
+    return webtest.TestApp(build_wsgi())
+
+
+@pytest.mark.parametrize("entry, method", route_methods())
+def test_every_route_needs_a_keystone_identity_and_readers_only_read(keystone_app, keystone, tokens, entry, method):
+    path = concrete(entry)
+    if (method, entry["template"]) in PUBLIC:
+        assert keystone_app.request(path, method=method, expect_errors=True).status_int in (200, 503)
+        return
+    refused = keystone_app.request(path, method=method, expect_errors=True)
+    assert refused.status_int == 401, refused
+    assert refused.content_type == "application/json"
+    assert refused.headers.getall("WWW-Authenticate") == [
+        'Basic realm="nailgun"', 'Keystone uri="{0}"'.format(keystone.auth_url)]
+    as_reader = keystone_app.request(path, method=method, headers=tokens["reader"], expect_errors=True)
+    if method in ("GET", "HEAD", "OPTIONS"):
+        assert as_reader.status_int not in (401, 403), as_reader
+    else:
+        assert as_reader.status_int == 403, as_reader
+        assert entry["handler"].policy_rule(method) in as_reader.json["message"]
+
+
+def test_tokens_and_basic_carry_keystones_roles(keystone_app, tokens):
+    clusters = "/api/v1/clusters/"
+    for credentials in (tokens["reader"], basic("reader"), tokens["puppet"], basic("puppet")):
+        keystone_app.get(clusters, headers=credentials, status=200)
+        keystone_app.post_json(clusters, {}, headers=credentials, status=403)
+    for credentials in (tokens["member"], basic("member")):
+        assert keystone_app.post_json(clusters, {}, headers=credentials, expect_errors=True).status_int not in (401, 403)
+        keystone_app.delete("/api/v1/clusters/1", headers=credentials, status=403)
+    keystone_app.delete("/api/v1/clusters/1", headers=tokens["admin"], status=404)
+    keystone_app.get(clusters, headers=basic("reader", "member-pw"), status=401)
+    keystone_app.get(clusters, headers={"X-Auth-Token": "not-a-token"}, status=401)
+
+
+def test_the_author_of_a_change_is_the_keystone_user(keystone_app, keystone, tokens):
+    api = "/api/v1/config"
+    member = tokens["member"]
+    component = keystone_app.post_json(api + "/components", {
+        "name": "c", "resource_definitions": [{"name": "r", "content": {}}]}, headers=member, status=201).json
+    env = keystone_app.post_json(api + "/environments", {"components": ["c"], "hierarchy_levels": []},
+                                 headers=member, status=201).json
+    values = "{0}/environments/{1}/resources/{2}/values".format(
+        api, env["id"], component["resource_definitions"][0]["id"])
+    keystone_app.put_json(values, {"a": 1}, headers=member, status=204)
+    keystone_app.put_json(values, {"a": 2}, headers=dict(member, **{"X-Config-Author": "alice"}), status=403)
+    keystone_app.put_json(values, {"a": 3}, headers=dict(basic("admin"), **{"X-Config-Author": "bob"}), status=403)
+    # the service user, in its own project, may act for others: the record names both
+    service = {"X-Auth-Token": keystone.token("nailgun", "services"), "X-Config-Author": "alice"}
+    keystone_app.put_json(values, {"a": 4}, headers=service, status=204)
+    history = keystone_app.get(values + "/history", headers=tokens["reader"]).json
+    authors = [entry["author"] for entry in sorted(history, key=lambda entry: entry["version"])]
+    assert authors == ["member", "alice (via nailgun)"]
+
+
+def test_fuel2_login_is_checked_by_keystone(keystone_app):
+    def login(user, password):
+        return keystone_app.post_json("/keystone/v2.0/tokens", {"auth": {
+            "passwordCredentials": {"username": user, "password": password}, "tenantName": "admin"}},
+            expect_errors=True)
+
+    answer = login("member", "member-pw")
+    assert answer.status_int == 200, answer
+    token = answer.json["access"]["token"]["id"]
+    keystone_app.post_json("/api/v1/clusters/", {}, headers={"X-Auth-Token": token}, expect_errors=True)
+    assert keystone_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}).status_int == 200
+    assert login("member", "reader-pw").status_int == 401
