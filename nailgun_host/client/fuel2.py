@@ -31,7 +31,8 @@ class FuelclientToken(requests.auth.AuthBase):
             token = self.api.auth_token
         except (exceptions.ClientException, error.FuelClientException) as exc:
             who = self.api._os_username
-            hint = "as {0!r}".format(who) if who else "(no user: set --os-username/--os-password or OS_USERNAME/OS_PASSWORD)"
+            hint = ("as {0!r}".format(who) if who
+                    else "(no user: set --os-username/--os-password or OS_USERNAME/OS_PASSWORD)")
             raise APIError(getattr(exc, "http_status", None), "fuel2 could not log in at {0} {1}: {2}".format(
                 self.api.keystone_base, hint, exc))
         if token:
