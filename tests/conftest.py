@@ -219,7 +219,8 @@ def gunicorn(migrated_db, db_url):
         pytest.fail("gunicorn is a test dependency: pip install -e '.[test]'")
     port = free_port()
     process = subprocess.Popen(
-        [os.path.join(os.path.dirname(sys.executable), "gunicorn"), "-w", "2", "-b", "127.0.0.1:{0}".format(port),
+        [os.path.join(os.path.dirname(sys.executable), "gunicorn"), "-w", "2", "--no-control-socket",
+         "-b", "127.0.0.1:{0}".format(port),
          "nailgun_host.wsgi:application"],
         env=dict(os.environ, NAILGUN_DB_URL=db_url), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
