@@ -6,6 +6,8 @@ when the token is valid. A user name and password (HTTP Basic, or fuel2's login 
 ``/keystone/v2.0/tokens``) are checked with a v3 password authentication scoped to a
 project. Keystone out of reach is ``AuthenticationUnavailable`` (503), never a pass.
 """
+import logging
+
 import keystoneauth1.exceptions as ksa_exceptions
 from keystoneauth1 import session as ksa_session
 from keystoneauth1.identity import v3
@@ -64,6 +66,10 @@ class Keystone:
         }
         if self.options.get("cafile"):
             conf["cafile"] = self.options["cafile"]
+        # The password plugin's options (auth_url, username...) are registered only once the plugin
+        # loads, so keystonemiddleware warns at start that each is "not known"; they are, and the
+        # options here are fixed by this code, so those warnings are only noise for an operator.
+        logging.getLogger("keystonemiddleware._common.config").setLevel(logging.ERROR)
         return auth_token.AuthProtocol(app, conf)
 
     def check_password(self, user, password, project=None):
