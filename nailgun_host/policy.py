@@ -4,15 +4,24 @@ Handlers name a rule; they never compare role names themselves. The default role
 Keystone's own (``reader``, ``member``, ``admin``) plus ``service`` for callers that act
 for others (a lifecycle tool recording the operator it acts for). A policy file in
 oslo.policy's YAML format replaces any rule by name, e.g. ``"nailgun:write": "role:admin"``.
+
+The file is read strictly: a rule that does not parse stops the server at start. It is read
+again when it changes; if it then cannot be read or parsed, every request is refused with
+503 until it is fixed, rather than falling back to the rules in code (a deleted file must
+not lift the restrictions it added).
 """
+import logging
 import os
 import threading
 
+import yaml
 from oslo_config import cfg
-from oslo_policy import policy
+from oslo_policy import _parser, policy
 
 from nailgun_host import errors
 from nailgun_host.settings import settings
+
+LOG = logging.getLogger(__name__)
 
 READ = "nailgun:read"
 WRITE = "nailgun:write"
@@ -31,38 +40,72 @@ RULES = (
                        description="Record another user as the author of a change (X-Config-Author)."),
 )
 
-_lock = threading.Lock()
-_enforcers = {}
+
+class PolicyFileError(ValueError):
+    """The policy file cannot be read or one of its rules does not parse."""
+
+
+def _file_rules(path):
+    try:
+        with open(path) as stream:
+            content = yaml.safe_load(stream) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise PolicyFileError("cannot read the policy file {0}: {1}".format(path, exc))
+    if not isinstance(content, dict) or not all(
+            isinstance(name, str) and isinstance(check, str) for name, check in content.items()):
+        raise PolicyFileError("the policy file {0} must map rule names to check strings".format(path))
+    for name, check in content.items():
+        # oslo.policy turns a rule it cannot parse into "never" (and only logs it): refuse instead
+        if str(_parser.parse_rule(check)) == "!" and check.strip() not in ("", "!"):
+            raise PolicyFileError("the rule {0!r} of {1} does not parse: {2!r}".format(name, path, check))
+    return content
+
+
+def _file_stamp(path):
+    try:
+        stat = os.stat(path)
+    except OSError as exc:
+        raise PolicyFileError("cannot read the policy file {0}: {1}".format(path, exc))
+    return stat.st_mtime_ns, stat.st_size, stat.st_ino
 
 
 def _new_enforcer(path):
+    rules = {rule.name: rule.check_str for rule in RULES}
+    if path:
+        rules.update(_file_rules(path))
     conf = cfg.ConfigOpts()
     conf([], project="nailgun", default_config_files=[], default_config_dirs=[])
-    if not path:  # the rules in code, and nothing oslo.policy would find on its own in /etc
-        found = policy.Enforcer(conf, rules=policy.Rules.from_dict({rule.name: rule.check_str for rule in RULES}),
-                                use_conf=False)
-        found.register_defaults(RULES)
-        return found
-    if not os.access(path, os.R_OK):
-        raise ValueError("the policy file {0} cannot be read".format(path))
-    found = policy.Enforcer(conf, policy_file=os.path.abspath(path))
+    # use_conf=False: the rules are these, never a file oslo.policy would find on its own in /etc
+    found = policy.Enforcer(conf, rules=policy.Rules.from_dict(rules), use_conf=False)
     found.register_defaults(RULES)
-    found.load_rules()  # checks the file: a rule in it that does not parse stops the server at start
     return found
 
 
+_lock = threading.Lock()
+_enforcers = {}  # policy file path (None: the rules in code) -> (file stamp, enforcer)
+
+
 def enforcer():
-    """The enforcer of the settings' policy file (re-read when it changes), or of the rules in code."""
+    """The enforcer of the settings' policy file (read again when it changes), or of the rules in code.
+
+    PolicyFileError when the file cannot be used (at start: the server does not start).
+    """
     path = settings["AUTH"].get("policy_file")
+    stamp = _file_stamp(path) if path else None
     with _lock:
-        found = _enforcers.get(path)
-        if found is None:
-            found = _enforcers[path] = _new_enforcer(path)
-        return found
+        known = _enforcers.get(path)
+        if known is None or known[0] != stamp:
+            known = _enforcers[path] = (stamp, _new_enforcer(path))
+        return known[1]
 
 
 def allowed(rule, identity):
-    return enforcer().authorize(rule, {}, identity.credentials())
+    try:
+        found = enforcer()
+    except PolicyFileError as exc:
+        LOG.error("Refusing every request: %s", exc)
+        raise errors.ServiceUnavailable("The server's policy file cannot be used; an operator must fix it")
+    return found.authorize(rule, {}, identity.credentials())
 
 
 def authorize(rule, identity):

@@ -215,6 +215,10 @@ def _read_password(args):
     return password
 
 
+#: the roles the rules in code give rights to (nailgun_host.policy)
+KNOWN_ROLES = {"reader", "member", "admin", "service"}
+
+
 def users(argv=None):
     """``nailgun-users``: add, change, remove and list the users of local authentication."""
     from nailgun_host.auth import local
@@ -253,6 +257,14 @@ def users(argv=None):
             if content["users"].pop(args.name, None) is None:
                 raise StartupError("no user {0} in {1}".format(args.name, path))
         else:
+            if not args.name or ":" in args.name or args.name != args.name.strip():
+                raise StartupError("a user name must not be empty, contain ':' (HTTP Basic could not carry it) "
+                                   "or start or end with a space")
+            unknown = sorted(set(args.role) - KNOWN_ROLES)
+            if unknown:
+                print("nailgun-users: warning: no rule in code names the role(s) {0} (known: {1}); only a policy "
+                      "file can give them rights".format(", ".join(unknown), ", ".join(sorted(KNOWN_ROLES))),
+                      file=sys.stderr)
             entry = content["users"].get(args.name)
             if args.keep_password and entry is None:
                 raise StartupError("no user {0} in {1}: give a password".format(args.name, path))

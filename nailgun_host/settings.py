@@ -53,20 +53,31 @@ DEFAULTS = {
 }
 
 
-def _merged(base, update):
+def _merged(base, update, prefix=""):
     """``update`` over ``base``, mapping sections merged key by key (a file names only what it changes)."""
     merged = dict(base)
     for key, value in update.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            value = _merged(base[key], value)
+        if isinstance(base.get(key), dict) and base[key]:
+            if not isinstance(value, dict):
+                raise ValueError("{0}{1} must be a mapping of settings, not {2!r}".format(prefix, key, value))
+            value = _merged(base[key], value, "{0}{1}.".format(prefix, key))
         merged[key] = value
     return merged
+
+
+def _unknown_keys(given, known, prefix):
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise ValueError("unknown settings {0}: a typo here could leave the API open".format(
+            ", ".join(prefix + str(key) for key in unknown)))
 
 
 def _check_auth(auth):
     """The AUTH section must say unambiguously how requests are authenticated."""
     if "enabled" in auth:
         raise ValueError("AUTH.enabled is no longer read: set AUTH.method to local or keystone (or none)")
+    _unknown_keys(auth, DEFAULTS["AUTH"], "AUTH.")
+    _unknown_keys(auth["keystone"], DEFAULTS["AUTH"]["keystone"], "AUTH.keystone.")
     if auth.get("method") not in ("none", "local", "keystone"):
         raise ValueError("AUTH.method must be none, local or keystone, not {0!r}".format(auth.get("method")))
     if auth["method"] == "keystone" and not (auth.get("keystone") or {}).get("auth_url"):

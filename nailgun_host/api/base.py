@@ -177,6 +177,10 @@ def identity():
                               headers={"WWW-Authenticate": 'Basic realm="{0}"'.format(settings["AUTH"]["realm"])})
 
 
+#: the longest author name a client may give (the record adds " (via <identity>)" within 255)
+MAX_AUTHOR = 128
+
+
 def author():
     """Who a change is recorded as made by: the identity, or whom a service acts for.
 
@@ -186,6 +190,8 @@ def author():
     """
     asking = identity()
     claimed = web.ctx.env.get("HTTP_X_CONFIG_AUTHOR", "").strip()
+    if len(claimed) > MAX_AUTHOR or not claimed.isprintable():
+        raise errors.InvalidData("X-Config-Author must be at most {0} printable characters".format(MAX_AUTHOR))
     if not asking.authenticated:
         return (claimed or asking.name)[:255]
     if claimed and claimed != asking.name:

@@ -15,10 +15,10 @@ from keystonemiddleware import auth_token
 
 from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, Identity
 
-#: keystoneauth1's errors for "Keystone cannot be asked now"
-_UNREACHABLE = (ksa_exceptions.ConnectFailure, ksa_exceptions.DiscoveryFailure,
-                ksa_exceptions.RequestTimeout, ksa_exceptions.ServiceUnavailable,
-                ksa_exceptions.BadGateway, ksa_exceptions.GatewayTimeout, ksa_exceptions.InternalServerError)
+#: keystoneauth1's errors for "Keystone cannot be asked now": refused, timed out (ConnectTimeout is
+#: a ConnectionError, not a ConnectFailure), TLS failures, no answer in time, or Keystone's own 5xx
+UNREACHABLE = (ksa_exceptions.ConnectionError, ksa_exceptions.DiscoveryFailure,
+               ksa_exceptions.RequestTimeout, ksa_exceptions.HttpServerError)
 
 
 def _identity_from_access(access):
@@ -36,6 +36,8 @@ def identity_from_environ(environ):
 
 class Keystone:
     """One Keystone: ``token_filter(app)`` for tokens, ``check_password`` for user names and passwords."""
+
+    unreachable = UNREACHABLE
 
     def __init__(self, options):
         self.options = options
@@ -93,8 +95,8 @@ class Keystone:
         try:
             access = plugin.get_access(session)
         except ksa_exceptions.Unauthorized:
-            raise AuthenticationFailed("wrong user name or password")
-        except _UNREACHABLE as exc:
+            raise AuthenticationFailed("Keystone refused the user name, password or project")
+        except UNREACHABLE as exc:
             raise AuthenticationUnavailable("Keystone at {0} cannot be reached: {1}".format(
                 self.auth_url, type(exc).__name__))
         except ksa_exceptions.ClientException as exc:

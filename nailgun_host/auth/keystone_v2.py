@@ -41,12 +41,17 @@ def _credentials(environ):
         else:
             kind, user, secret = "password", auth["passwordCredentials"]["username"], \
                 auth["passwordCredentials"]["password"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise BadRequest('expected {"auth": {"passwordCredentials": {"username": ..., "password": ...}, '
                          '"tenantName": ...}} or {"auth": {"token": {"id": ...}, "tenantName": ...}}')
-    if not all(isinstance(value, str) for value in (user, secret)) or not user or (
-            tenant is not None and not isinstance(tenant, str)):
+    values = (user, secret) if tenant is None else (user, secret, tenant)
+    if not all(isinstance(value, str) for value in values) or not user:
         raise BadRequest("username, password, token id and tenantName must be strings")
+    try:
+        for value in values:
+            value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest("username, password, token id and tenantName must be valid Unicode")
     return kind, user, secret, tenant
 
 
@@ -81,10 +86,13 @@ class TokenIssuer:
             else:
                 identity, access = keystone.check_password(user, password, tenant)
             return v2_access(access.auth_token, access.expires, identity, access.project_name)
-        identity = users.check_token(user) if kind == "token" else users.check_password(user, password)
-        token, lifetime = self.middleware.local_users.issue_token(identity)
-        expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=lifetime)
-        return v2_access(token, expires, identity, tenant or "admin")
+        if kind == "token":  # the same login again: the token keeps the expiry of the first
+            identity, expires = users.check_token(user)
+        else:
+            identity, expires = users.check_password(user, password), None
+        token, expires = users.issue_token(identity, expires)
+        return v2_access(token, datetime.datetime.fromtimestamp(expires, datetime.timezone.utc), identity,
+                         tenant or "admin")
 
     def __call__(self, environ, start_response):
         if environ.get("REQUEST_METHOD") != "POST":

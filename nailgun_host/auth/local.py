@@ -7,19 +7,25 @@ The file (``AUTH.users_file``, mode 0600)::
       admin: {password: "$2b$12$...", roles: [admin]}
 
 ``nailgun-users`` writes it. It is read again whenever it changes on disk, so a user added,
-removed or given other roles counts at the next request, in every worker. A token names
-only its user: roles are looked up at each request, and a removed user's tokens stop working.
+removed or given other roles counts at the next request, in every worker. A token names its
+user, its expiry and a fingerprint of the user's password hash: roles are looked up at each
+request, and a removed user's tokens, or tokens issued before a password change, stop working.
+A file that breaks while the server runs refuses every request with 503 until it is fixed.
 """
+import base64
+import binascii
+import hashlib
 import json
 import os
 import tempfile
 import threading
+import time
 
 import bcrypt
 import yaml
 from cryptography.fernet import Fernet, InvalidToken
 
-from nailgun_host.auth import AuthenticationFailed, Identity
+from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, Identity
 
 #: bcrypt hashes only the first 72 bytes; longer passwords are refused rather than cut
 MAX_PASSWORD_BYTES = 72
@@ -27,8 +33,8 @@ MAX_PASSWORD_BYTES = 72
 _DUMMY_HASH = bcrypt.hashpw(b"unknown user", bcrypt.gensalt(4))
 
 
-class UsersFileError(Exception):
-    """The users file cannot be read or is not in the expected shape."""
+class UsersFileError(AuthenticationUnavailable):
+    """The users file cannot be read or is not in the expected shape (at start: no start; later: 503)."""
 
 
 def _read(path):
@@ -128,17 +134,31 @@ class LocalUsers:
             self.cache.put(key, password, True)
         return self._identity(name, content)
 
-    def issue_token(self, identity):
-        """A token naming the user, valid ``token_ttl`` seconds: (token, lifetime)."""
-        payload = json.dumps({"user": identity.name}).encode()
-        return Fernet(self._content_now()["token_secret"]).encrypt(payload).decode(), self.token_ttl
+    @staticmethod
+    def _fingerprint(entry):
+        return hashlib.sha256(entry["password"].encode()).hexdigest()[:16]
+
+    def issue_token(self, identity, expires=None):
+        """A token of the user valid ``token_ttl`` seconds (or until ``expires``): (token, expiry time)."""
+        content = self._content_now()
+        expires = expires or time.time() + self.token_ttl
+        payload = json.dumps({"user": identity.name, "expires": expires,
+                              "password": self._fingerprint(content["users"][identity.name])}).encode()
+        return Fernet(content["token_secret"]).encrypt(payload).decode(), expires
 
     def check_token(self, token):
+        """The identity a token of this server names, and when the token expires."""
         content = self._content_now()
         try:
-            payload = Fernet(content["token_secret"]).decrypt(token.encode("utf-8"), ttl=self.token_ttl)
-            name = json.loads(payload)["user"]
-        except (InvalidToken, ValueError, KeyError, TypeError, UnicodeError):
+            encoded = token.encode("ascii")
+            if base64.urlsafe_b64encode(base64.urlsafe_b64decode(encoded)) != encoded:
+                raise ValueError("not canonical base64")  # Fernet alone would accept trailing junk
+            claims = json.loads(Fernet(content["token_secret"]).decrypt(encoded))
+            name, expires, fingerprint = claims["user"], float(claims["expires"]), claims["password"]
+        except (InvalidToken, ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
             raise AuthenticationFailed("the token is invalid or expired")
-        return self._identity(name, content)
+        entry = content["users"].get(name)
+        if expires < time.time() or entry is None or fingerprint != self._fingerprint(entry):
+            raise AuthenticationFailed("the token is invalid or expired")
+        return self._identity(name, content), expires
 

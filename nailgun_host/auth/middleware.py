@@ -67,7 +67,8 @@ class AuthMiddleware:
     def unavailable(start_response, reason):
         LOG.error("Authentication unavailable: %s", reason)
         return json_response(start_response, "503 Service Unavailable",
-                             "The identity service cannot be reached; try again later",
+                             "Credentials cannot be checked now (the identity service or the users file "
+                             "is unavailable); try again later",
                              [("Retry-After", "10")])
 
     # -- checking credentials ---------------------------------------------------------------
@@ -102,7 +103,10 @@ class AuthMiddleware:
                 return lambda data: None
             return start_response(status, headers, exc_info)
 
-        body = self.token_app(environ, start)
+        try:
+            body = self.token_app(environ, start)
+        except self.keystone.unreachable as exc:  # raised past auth_token (e.g. its own login timing out)
+            return self.unavailable(start_response, "keystonemiddleware: {0}".format(type(exc).__name__))
         if not refused:
             return body
         if hasattr(body, "close"):
@@ -130,7 +134,7 @@ class AuthMiddleware:
             elif token and self.keystone:
                 return self._keystone_token(environ, start_response)
             elif token:
-                identity = self.local_users.check_token(token)
+                identity, _expires = self.local_users.check_token(token)
             else:
                 return self.unauthorized(start_response, "send X-Auth-Token or HTTP Basic credentials")
         except AuthenticationFailed as exc:

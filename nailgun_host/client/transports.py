@@ -47,6 +47,9 @@ def warn_if_plain_basic(root, stream=None):
 def transport_for(settings, root):
     """The transport ``fuel-ext``'s settings ask for."""
     verify = verify_setting(settings)
+    if settings.get("OS_USERNAME") and not settings.get("OS_PASSWORD"):
+        raise APIError(None, "OS_USERNAME is set ({0!r}) but OS_PASSWORD is not: give both (or --os-password)".format(
+            settings["OS_USERNAME"]))
     if settings.get("OS_AUTH_URL"):
         return KeystoneTransport(settings, verify)
     if settings.get("OS_USERNAME"):
@@ -92,6 +95,15 @@ class KeystoneTransport:
 
     def send(self, method, url, **kwargs):
         from keystoneauth1 import exceptions
+        try:
+            self.session.get_token()  # first, so that a Keystone out of reach is named as such
+        except exceptions.ConnectionError as exc:
+            raise APIError(None, "Cannot connect to Keystone at {0}: {1}".format(self.auth_url, exc))
+        except exceptions.Unauthorized as exc:
+            raise APIError(401, "Keystone at {0} refused the login of {1!r}: {2}".format(
+                self.auth_url, self.username, exc))
+        except exceptions.ClientException as exc:
+            raise APIError(None, "Cannot log in with Keystone at {0}: {1}".format(self.auth_url, exc))
         try:
             return self.session.request(url, method, raise_exc=False, verify=self.verify, **kwargs)
         except exceptions.SSLError as exc:

@@ -293,3 +293,157 @@ def test_no_credential_a_client_makes_up_passes_or_breaks_the_server(local_app, 
     if login is not None:
         answer = local_app.post("/keystone/v2.0/tokens", login, expect_errors=True)
         assert answer.status_int in (400, 401) and "message" in answer.json
+
+
+# -- what an operator or a client can get wrong (each a class of bug once found) ---------------------
+
+def test_a_policy_file_that_goes_away_or_breaks_refuses_everything(migrated_db, tmp_path, auth_settings):
+    users_file = write_users_file(tmp_path / "users.yaml")
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text('"nailgun:write": "role:admin"\n')
+    auth_settings.reload(overrides={"AUTH": {"method": "local", "users_file": str(users_file),
+                                             "policy_file": str(policy_file)}})
+    app = webtest.TestApp(build_wsgi())
+    app.post_json("/api/v1/clusters/", {}, headers=basic("member"), status=403)
+    policy_file.unlink()  # must not fall back to the rules in code, which let members write
+    assert app.post_json("/api/v1/clusters/", {}, headers=basic("member"), status=503).json["message"]
+    app.get("/api/v1/clusters/", headers=basic("reader"), status=503)
+    policy_file.write_text('"nailgun:write": "role:admin or or"\n')
+    app.post_json("/api/v1/clusters/", {}, headers=basic("admin"), status=503)
+    policy_file.write_text('"nailgun:write": "role:admin"\n\n')
+    app.post_json("/api/v1/clusters/", {}, headers=basic("member"), status=403)
+
+
+@pytest.mark.parametrize("rules", ['"nailgun:write": "role:admin or or"\n', '"nailgun:write": "(role:admin"\n',
+                                   "- not a mapping\n", '"nailgun:write": 3\n'])
+def test_a_policy_file_that_does_not_parse_stops_the_start(migrated_db, tmp_path, auth_settings, rules):
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text(rules)
+    auth_settings.reload(overrides={"AUTH": {"policy_file": str(policy_file)}})
+    with pytest.raises(policy.PolicyFileError):
+        build_wsgi()
+
+
+def test_a_users_file_that_breaks_while_serving_refuses_with_503(local_app, tmp_path):
+    token = login(local_app, "member").json["access"]["token"]["id"]
+    users_file = tmp_path / "users.yaml"
+    for broken in ("users: [\n", "token_secret: 1\nusers: {}\n", ""):
+        users_file.write_text(broken)
+        for headers in (basic("member"), {"X-Auth-Token": token}):
+            answer = local_app.get("/api/v1/clusters/", headers=headers, status=503)
+            assert answer.content_type == "application/json"
+        assert login(local_app, "member").status_int == 503
+    users_file.unlink()
+    local_app.get("/api/v1/clusters/", headers=basic("member"), status=503)
+
+
+def test_local_tokens_keep_their_expiry_and_die_with_a_password_change(local_app, tmp_path, monkeypatch):
+    import io
+
+    from nailgun_host import server
+
+    first = login(local_app, "member").json["access"]["token"]
+    again = local_app.post_json("/keystone/v2.0/tokens", {"auth": {"token": {"id": first["id"]}}}).json["access"][
+        "token"]
+    assert again["expires"] == first["expires"]  # a token cannot renew itself forever
+    local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": first["id"] + "x"}, status=401)
+    local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": first["id"] + "=="}, status=401)
+    local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": again["id"]}, status=200)
+    monkeypatch.setattr("sys.stdin", io.StringIO("changed-pw\n"))
+    assert server.users(["--users-file", str(tmp_path / "users.yaml"), "set", "member", "--role", "member"]) == 0
+    for token in (first["id"], again["id"]):
+        local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, status=401)
+
+
+@pytest.mark.parametrize("body", [
+    '{"auth": null}', '{"auth": "x"}', '{"auth": []}', '{"auth": {"token": null}}', '{"auth": {"token": "x"}}',
+    '{"auth": {"passwordCredentials": []}}', '{"auth": {"token": {"id": "\\ud800"}}}',
+    '{"auth": {"passwordCredentials": {"username": "\\ud800", "password": "x"}}}',
+    '{"auth": {"passwordCredentials": {"username": "a", "password": "x"}, "tenantName": 5}}',
+    '{"auth": {"passwordCredentials": {"username": "a", "password": "x"}, "tenantName": "\\udfff"}}',
+])
+def test_malformed_logins_are_400(local_app, body):
+    answer = local_app.post("/keystone/v2.0/tokens", body, content_type="application/json", expect_errors=True)
+    assert answer.status_int == 400 and answer.json["message"].startswith("Invalid login request")
+
+
+@pytest.mark.parametrize("auth, message", [
+    ("local", "AUTH must be a mapping"), ({"methd": "local"}, "unknown settings AUTH.methd"),
+    ({"method": "lcoal"}, "AUTH.method must be"), ({"keystone": {"auth_ulr": "x"}}, "AUTH.keystone.auth_ulr"),
+    ({"keystone": "x"}, "AUTH.keystone must be a mapping"), ({"enabled": True}, "AUTH.enabled is no longer read"),
+    ({"method": "keystone"}, "needs AUTH.keystone.auth_url"),
+])
+def test_auth_settings_that_could_leave_the_api_open_are_refused(tmp_path, auth, message, capsys, auth_settings):
+    from nailgun_host import server
+
+    settings_file = tmp_path / "settings.yaml"
+    settings_file.write_text(yaml.safe_dump({"AUTH": auth}))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        auth_settings.reload(str(settings_file))
+    with pytest.raises(SystemExit):
+        server.serve(["--config", str(settings_file), "--port", "1"])
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize("name", ["", "a:b", " padded"])
+def test_users_command_refuses_names_basic_cannot_carry(tmp_path, name, monkeypatch, capsys):
+    import io
+
+    from nailgun_host import server
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("pw\n"))
+    with pytest.raises(SystemExit):
+        server.users(["--users-file", str(tmp_path / "users.yaml"), "set", name, "--role", "admin"])
+    assert "user name" in capsys.readouterr().err
+    assert not (tmp_path / "users.yaml").exists()
+
+
+def test_users_command_warns_about_roles_no_rule_names(tmp_path, monkeypatch, capsys):
+    import io
+
+    from nailgun_host import server
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("pw\n"))
+    assert server.users(["--users-file", str(tmp_path / "users.yaml"), "set", "ops", "--role", "adimn"]) == 0
+    assert "adimn" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("claimed", ["x" * 129, "alice\x01", "bob\x7f"])
+def test_a_claimed_author_is_short_and_printable(local_app, claimed):
+    api = "/api/v1/config"
+    component = local_app.post_json(api + "/components", {
+        "name": "c", "resource_definitions": [{"name": "r", "content": {}}]}, headers=basic("member")).json
+    env = local_app.post_json(api + "/environments", {"components": ["c"], "hierarchy_levels": []},
+                              headers=basic("member")).json
+    values = "{0}/environments/{1}/resources/{2}/values".format(
+        api, env["id"], component["resource_definitions"][0]["id"])
+    answer = local_app.put_json(values, {}, headers=dict(basic("service"), **{"X-Config-Author": claimed}),
+                                status=400)
+    assert "X-Config-Author" in answer.json["message"]
+
+
+@pytest.fixture
+def silent_keystone():
+    """A port that accepts connections and never answers: a Keystone that hangs."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    yield "http://127.0.0.1:{0}/v3".format(listener.getsockname()[1])
+    listener.close()
+
+
+def test_a_keystone_that_hangs_is_503_after_the_timeout(migrated_db, silent_keystone, auth_settings):
+    auth_settings.reload(overrides={"AUTH": {"method": "keystone", "credential_cache_ttl": 0, "keystone": {
+        "auth_url": silent_keystone, "username": "nailgun", "password": "x", "project_name": "services",
+        "timeout": 1}}})
+    app = webtest.TestApp(build_wsgi())
+    login_body = {"auth": {"passwordCredentials": {"username": "member", "password": "member-pw"}}}
+    for answer in (app.get("/api/v1/clusters/", headers={"X-Auth-Token": "gAAAAAB" + "a" * 100},
+                           expect_errors=True),
+                   app.get("/api/v1/clusters/", headers=basic("member"), expect_errors=True),
+                   app.post_json("/keystone/v2.0/tokens", login_body, expect_errors=True)):
+        assert answer.status_int == 503, answer
+        assert answer.content_type == "application/json" and answer.headers["Retry-After"]
