@@ -81,8 +81,44 @@ def _new_enforcer(path):
     return found
 
 
+class _Rules:
+    """An enforcer and the decisions it made, by rule and identity.
+
+    A rule here sees only the identity (the target is always empty), so the same identity
+    gets the same answer until the rules change: oslo.policy's enforcement costs about a third
+    of a millisecond, which every request would otherwise pay.
+    """
+
+    MAX_DECISIONS = 10000
+
+    def __init__(self, stamp, enforcer):
+        self.stamp = stamp
+        self.enforcer = enforcer
+        self.decisions = {}
+
+    def allowed(self, rule, identity):
+        key = (rule, identity)
+        decision = self.decisions.get(key)
+        if decision is None:
+            decision = bool(self.enforcer.authorize(rule, {}, identity.credentials()))
+            if len(self.decisions) >= self.MAX_DECISIONS:
+                self.decisions.clear()
+            self.decisions[key] = decision
+        return decision
+
+
 _lock = threading.Lock()
-_enforcers = {}  # policy file path (None: the rules in code) -> (file stamp, enforcer)
+_rules = {}  # policy file path (None: the rules in code) -> _Rules
+
+
+def _current_rules():
+    path = settings["AUTH"].get("policy_file")
+    stamp = _file_stamp(path) if path else None
+    with _lock:
+        known = _rules.get(path)
+        if known is None or known.stamp != stamp:
+            known = _rules[path] = _Rules(stamp, _new_enforcer(path))
+        return known
 
 
 def enforcer():
@@ -90,22 +126,16 @@ def enforcer():
 
     PolicyFileError when the file cannot be used (at start: the server does not start).
     """
-    path = settings["AUTH"].get("policy_file")
-    stamp = _file_stamp(path) if path else None
-    with _lock:
-        known = _enforcers.get(path)
-        if known is None or known[0] != stamp:
-            known = _enforcers[path] = (stamp, _new_enforcer(path))
-        return known[1]
+    return _current_rules().enforcer
 
 
 def allowed(rule, identity):
     try:
-        found = enforcer()
+        rules = _current_rules()
     except PolicyFileError as exc:
         LOG.error("Refusing every request: %s", exc)
         raise errors.ServiceUnavailable("The server's policy file cannot be used; an operator must fix it")
-    return found.authorize(rule, {}, identity.credentials())
+    return rules.allowed(rule, identity)
 
 
 def authorize(rule, identity):

@@ -447,3 +447,19 @@ def test_a_keystone_that_hangs_is_503_after_the_timeout(migrated_db, silent_keys
                    app.post_json("/keystone/v2.0/tokens", login_body, expect_errors=True)):
         assert answer.status_int == 503, answer
         assert answer.content_type == "application/json" and answer.headers["Retry-After"]
+
+
+def test_the_policy_is_asked_once_per_identity_and_rule_until_it_changes(local_app, tmp_path, monkeypatch):
+    """oslo.policy's enforcement costs about a third of a millisecond: the hot read path must not pay it."""
+    rules = policy._current_rules()
+    asked = []
+    original = rules.enforcer.authorize
+    monkeypatch.setattr(rules.enforcer, "authorize", lambda *args, **kwargs: asked.append(args[0]) or original(
+        *args, **kwargs))
+    for _ in range(5):
+        local_app.get("/api/v1/clusters/", headers=basic("reader"))
+        local_app.get("/api/v1/nodes/", headers=basic("member"))
+    assert sorted(asked) == [policy.READ, policy.READ]
+    local_app.post_json("/api/v1/clusters/", {}, headers=basic("reader"), status=403)
+    local_app.post_json("/api/v1/clusters/", {}, headers=basic("reader"), status=403)
+    assert sorted(asked) == [policy.READ, policy.READ, policy.WRITE]
