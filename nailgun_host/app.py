@@ -241,6 +241,11 @@ def build_wsgi(extensions=None):
                 ("Content-Type", JSON), ("Content-Length", str(len(body))),
                 ("Allow", ", ".join(base.HTTP_METHODS + ("HEAD",)))])
             return [body.encode()]
-        return wsgi(environ, start_response)
+        body = wsgi(environ, start_response)
+        if method == "HEAD":  # headers only, whatever the server (cheroot would send the body)
+            if hasattr(body, "close"):
+                body.close()
+            return []
+        return body
 
     return application

@@ -12,6 +12,7 @@ not lift the restrictions it added).
 """
 import logging
 import os
+import re
 import threading
 
 import yaml
@@ -54,6 +55,11 @@ def _file_rules(path):
     if not isinstance(content, dict) or not all(
             isinstance(name, str) and isinstance(check, str) for name, check in content.items()):
         raise PolicyFileError("the policy file {0} must map rule names to check strings".format(path))
+    referenced = set(re.findall(r"rule:([^\s()]+)", " ".join(content.values())))
+    unknown = sorted(set(content) - {rule.name for rule in RULES} - referenced)
+    if unknown:  # a misspelt rule name would silently leave the rule in code in force
+        raise PolicyFileError("the policy file {0} names rules that do not exist and that no rule refers to: {1} "
+                              "(the rules: {2})".format(path, ", ".join(unknown), ", ".join(r.name for r in RULES)))
     for name, check in content.items():
         # oslo.policy turns a rule it cannot parse into "never" (and only logs it): refuse instead
         if str(_parser.parse_rule(check)) == "!" and check.strip() not in ("", "!"):

@@ -44,6 +44,7 @@ DEFAULTS = {
             "user_domain_name": "Default",
             "project_domain_name": "Default",
             "basic_project": "admin",
+            "projects": None,  # None: only basic_project
             "interface": "public",
             "cafile": None,
             "token_cache_time": 300,

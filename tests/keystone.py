@@ -289,6 +289,8 @@ class Keystone:
             "user_domain_name": "Default",
             "project_domain_name": "Default",
             "basic_project": "admin",
+            # the nailgun service user acts for others from its own project
+            "projects": ["admin", "services"],
             # validated tokens are not cached: a revoked token is refused at once
             "token_cache_time": -1,
         }

@@ -189,7 +189,10 @@ def author():
     From anyone else it is refused (403) rather than silently ignored.
     """
     asking = identity()
-    claimed = web.ctx.env.get("HTTP_X_CONFIG_AUTHOR", "").strip()
+    try:  # WSGI hands headers over as latin-1; clients send UTF-8
+        claimed = web.ctx.env.get("HTTP_X_CONFIG_AUTHOR", "").encode("latin-1").decode("utf-8").strip()
+    except UnicodeError:
+        raise errors.InvalidData("X-Config-Author must be UTF-8")
     if len(claimed) > MAX_AUTHOR or not claimed.isprintable():
         raise errors.InvalidData("X-Config-Author must be at most {0} printable characters".format(MAX_AUTHOR))
     if not asking.authenticated:

@@ -23,6 +23,7 @@ class Identity:
     user_id: str = None
     project_id: str = None
     project_name: str = None
+    project_domain: str = None
     authenticated: bool = True
 
     def credentials(self):

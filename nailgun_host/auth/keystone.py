@@ -23,7 +23,8 @@ UNREACHABLE = (ksa_exceptions.ConnectionError, ksa_exceptions.DiscoveryFailure,
 
 def _identity_from_access(access):
     return Identity(access.username, tuple(access.role_names), user_id=access.user_id,
-                    project_id=access.project_id, project_name=access.project_name)
+                    project_id=access.project_id, project_name=access.project_name,
+                    project_domain=access.project_domain_name)
 
 
 def identity_from_environ(environ):
@@ -31,7 +32,8 @@ def identity_from_environ(environ):
     roles = [role.strip() for role in environ.get("HTTP_X_ROLES", "").split(",") if role.strip()]
     return Identity(environ.get("HTTP_X_USER_NAME") or environ.get("HTTP_X_USER_ID"), tuple(roles),
                     user_id=environ.get("HTTP_X_USER_ID"), project_id=environ.get("HTTP_X_PROJECT_ID"),
-                    project_name=environ.get("HTTP_X_PROJECT_NAME"))
+                    project_name=environ.get("HTTP_X_PROJECT_NAME"),
+                    project_domain=environ.get("HTTP_X_PROJECT_DOMAIN_NAME"))
 
 
 class Keystone:
@@ -42,8 +44,19 @@ class Keystone:
     def __init__(self, options):
         self.options = options
         self.auth_url = options["auth_url"].rstrip("/")
+        self.domain = options.get("project_domain_name", "Default")
+        #: Keystone is often shared with the cloud: only roles in these projects count here
+        self.projects = tuple(options.get("projects") or [options.get("basic_project", "admin")])
         self.www_authenticate_uri = options.get("www_authenticate_uri") or self.auth_url
         self.verify = options.get("cafile") or True
+
+    def check_project(self, identity):
+        """AuthenticationFailed unless ``identity``'s roles were given in a project this API accepts."""
+        if identity.project_name not in self.projects or (identity.project_domain or "").lower() != \
+                self.domain.lower():
+            raise AuthenticationFailed("tokens scoped to project {0!r} carry no rights here; scope them to {1}".format(
+                identity.project_name, " or ".join(self.projects)))
+        return identity
 
     def token_filter(self, app):
         """``app`` behind ``auth_token``: it sees only requests whose token Keystone confirmed."""
@@ -82,12 +95,16 @@ class Keystone:
             project_name=project or self.options.get("basic_project", "admin"),
             project_domain_name=self.options.get("project_domain_name", "Default")))
 
-    def check_token(self, token, project=None):
-        """A token of the same user scoped to ``project``, and its identity (keystoneclient's re-login)."""
-        return self._authenticate(v3.Token(
-            auth_url=self.auth_url, token=token,
-            project_name=project or self.options.get("basic_project", "admin"),
-            project_domain_name=self.options.get("project_domain_name", "Default")))
+    def check_token(self, token, project=None, project_id=None):
+        """A token of the same user scoped to a project (by name or id), and its identity (keystoneclient's
+        re-login names the project by the id the first login answered)."""
+        if project_id:
+            plugin = v3.Token(auth_url=self.auth_url, token=token, project_id=project_id)
+        else:
+            plugin = v3.Token(auth_url=self.auth_url, token=token,
+                              project_name=project or self.options.get("basic_project", "admin"),
+                              project_domain_name=self.domain)
+        return self._authenticate(plugin)
 
     def _authenticate(self, plugin):
         session = ksa_session.Session(auth=plugin, verify=self.verify,
@@ -102,4 +119,4 @@ class Keystone:
         except ksa_exceptions.ClientException as exc:
             # 400 (a malformed name, an unknown project...) and 403 are the client's
             raise AuthenticationFailed("Keystone refused the credentials: {0}".format(type(exc).__name__))
-        return _identity_from_access(access), access
+        return self.check_project(_identity_from_access(access)), access

@@ -13,7 +13,7 @@ import re
 
 from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, json_response
 
-TOKENS_PATH = re.compile(r"^/keystone/v2\.0/tokens/?$")
+TOKENS_PATH = re.compile(r"/keystone/v2\.0/tokens/?")  # matched whole (fullmatch)
 MAX_BODY = 64 * 1024
 
 
@@ -30,12 +30,16 @@ def _credentials(environ):
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
         raise BadRequest("Content-Length is not a number")
-    if length > MAX_BODY:
+    if not length and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+        length = MAX_BODY + 1  # the server de-chunks; read up to the cap
+    body = environ["wsgi.input"].read(min(length, MAX_BODY + 1)) if length else b""
+    if len(body) > MAX_BODY:
         raise BadRequest("the body is larger than {0} bytes".format(MAX_BODY))
     try:
-        request = json.loads(environ["wsgi.input"].read(length) or b"null")
+        request = json.loads(body or b"null")
         auth = request["auth"]
         tenant = auth.get("tenantName")
+        tenant_id = auth.get("tenantId")  # keystoneclient's re-login names the tenant by id
         if "token" in auth:
             kind, user, secret = "token", auth["token"]["id"], ""
         else:
@@ -44,15 +48,15 @@ def _credentials(environ):
     except (ValueError, KeyError, TypeError, AttributeError):
         raise BadRequest('expected {"auth": {"passwordCredentials": {"username": ..., "password": ...}, '
                          '"tenantName": ...}} or {"auth": {"token": {"id": ...}, "tenantName": ...}}')
-    values = (user, secret) if tenant is None else (user, secret, tenant)
+    values = (user, secret) + tuple(value for value in (tenant, tenant_id) if value is not None)
     if not all(isinstance(value, str) for value in values) or not user:
-        raise BadRequest("username, password, token id and tenantName must be strings")
+        raise BadRequest("username, password, token id, tenantName and tenantId must be strings")
     try:
         for value in values:
             value.encode("utf-8")
     except UnicodeEncodeError:
-        raise BadRequest("username, password, token id and tenantName must be valid Unicode")
-    return kind, user, secret, tenant
+        raise BadRequest("username, password, token id, tenantName and tenantId must be valid Unicode")
+    return kind, user, secret, tenant, tenant_id
 
 
 def _iso(moment):
@@ -78,11 +82,11 @@ class TokenIssuer:
     def __init__(self, middleware):
         self.middleware = middleware
 
-    def _issue(self, kind, user, password, tenant):
+    def _issue(self, kind, user, password, tenant, tenant_id):
         keystone, users = self.middleware.keystone, self.middleware.local_users
         if keystone:
             if kind == "token":
-                identity, access = keystone.check_token(user, tenant)
+                identity, access = keystone.check_token(user, tenant, tenant_id)
             else:
                 identity, access = keystone.check_password(user, password, tenant)
             return v2_access(access.auth_token, access.expires, identity, access.project_name)

@@ -14,6 +14,7 @@ A file that breaks while the server runs refuses every request with 503 until it
 """
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import os
@@ -29,8 +30,20 @@ from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, I
 
 #: bcrypt hashes only the first 72 bytes; longer passwords are refused rather than cut
 MAX_PASSWORD_BYTES = 72
-#: checked for unknown users too, so that a wrong name costs as long as a wrong password
-_DUMMY_HASH = bcrypt.hashpw(b"unknown user", bcrypt.gensalt(4))
+@functools.cache
+def _dummy_hash(rounds):
+    return bcrypt.hashpw(b"unknown user", bcrypt.gensalt(rounds)).decode()
+
+
+def _hash_for_unknown_users(users):
+    """Checked for unknown users too, at the cost of the file's own hashes: a wrong name costs as long as a
+    wrong password, so timing tells nobody which names exist."""
+    for entry in users.values():
+        try:
+            return _dummy_hash(int(entry["password"].split("$")[2]))
+        except (IndexError, ValueError):
+            continue
+    return _dummy_hash(12)
 
 
 class UsersFileError(AuthenticationUnavailable):
@@ -121,7 +134,7 @@ class LocalUsers:
         """The user's identity, with the roles the file gives now; AuthenticationFailed if wrong."""
         content = self._content_now()
         entry = content["users"].get(name)
-        stored = entry["password"] if entry else _DUMMY_HASH.decode()
+        stored = entry["password"] if entry else _hash_for_unknown_users(content["users"])
         key = "{0}\0{1}".format(name, stored)
         if not (entry and self.cache.get(key, password)):
             encoded = password.encode("utf-8")

@@ -15,7 +15,9 @@ from nailgun_host.auth import (ANONYMOUS, ENVIRON_KEY, AuthenticationFailed, Aut
                                credential_cache, json_response, keystone_v2)
 
 LOG = logging.getLogger(__name__)
-PUBLIC_PATH = re.compile(r"^/api(/v1)?/(version|health)/?$")
+PUBLIC_PATH = re.compile(r"/api(/v1)?/(version|health)/?")  # matched whole (fullmatch)
+#: Keystone's Fernet tokens are about 200 characters, JWS tokens under 1000
+MAX_TOKEN = 8192
 #: headers only the middleware may set; a client's are dropped before anything reads them
 _IDENTITY_HEADERS = ("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP_X_PROJECT_ID",
                      "HTTP_X_PROJECT_NAME", "HTTP_X_IDENTITY_STATUS", "REMOTE_USER")
@@ -91,7 +93,11 @@ class AuthMiddleware:
     def _token_confirmed(self, environ, start_response):
         from nailgun_host.auth.keystone import identity_from_environ
 
-        return self._pass(identity_from_environ(environ), environ, start_response)
+        try:
+            identity = self.keystone.check_project(identity_from_environ(environ))
+        except AuthenticationFailed as exc:  # a valid token, but of a project that gives no rights here
+            return json_response(start_response, "403 Forbidden", "Not allowed: {0}".format(exc))
+        return self._pass(identity, environ, start_response)
 
     def _keystone_token(self, environ, start_response):
         """Through ``auth_token``; its own refusals (401, 503) are given this API's JSON shape."""
@@ -122,12 +128,14 @@ class AuthMiddleware:
             environ[ENVIRON_KEY] = ANONYMOUS
             return self.app(environ, start_response)
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD")
-        if keystone_v2.TOKENS_PATH.match(path):
+        if keystone_v2.TOKENS_PATH.fullmatch(path):
             return self.login(environ, start_response)
-        if method in ("GET", "HEAD") and PUBLIC_PATH.match(path):
+        if method in ("GET", "HEAD") and PUBLIC_PATH.fullmatch(path):
             return self.app(environ, start_response)
         authorization = environ.get("HTTP_AUTHORIZATION", "")
         token = environ.get("HTTP_X_AUTH_TOKEN", "").strip()
+        if len(token) > MAX_TOKEN:  # never worth asking Keystone about
+            return self.unauthorized(start_response, "the token is invalid or expired")
         try:
             if authorization[:6].lower() == "basic ":
                 identity = self.check_password(*decode_basic(authorization))

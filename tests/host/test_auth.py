@@ -4,6 +4,7 @@ The same checks against a real Keystone live in tests/host/test_auth_keystone.py
 """
 import base64
 import copy
+import json
 import re
 import stat
 
@@ -464,3 +465,48 @@ def test_the_policy_is_asked_once_per_identity_and_rule_until_it_changes(local_a
     local_app.post_json("/api/v1/clusters/", {}, headers=basic("reader"), status=403)
     local_app.post_json("/api/v1/clusters/", {}, headers=basic("reader"), status=403)
     assert sorted(asked) == [policy.READ, policy.READ, policy.WRITE]
+
+
+def test_unknown_users_cost_a_hash_as_dear_as_the_files_own():
+    from nailgun_host.auth import local
+
+    users = yaml.safe_load(yaml.safe_dump({"a": {"password": bcrypt.hashpw(b"x", bcrypt.gensalt(5)).decode()}}))
+    assert local._hash_for_unknown_users(users).startswith("$2b$05$")
+    assert local._hash_for_unknown_users({}).startswith("$2b$12$")
+
+
+def test_a_misspelt_rule_in_the_policy_file_stops_the_start(migrated_db, tmp_path, auth_settings):
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text('"nailgun:writ": "role:admin"\n')
+    auth_settings.reload(overrides={"AUTH": {"policy_file": str(policy_file)}})
+    with pytest.raises(policy.PolicyFileError, match="nailgun:writ"):
+        build_wsgi()
+    policy_file.write_text('"ops": "role:ops"\n"nailgun:write": "rule:ops or role:admin"\n')  # a helper rule is fine
+    build_wsgi()
+
+
+@pytest.mark.parametrize("path", ["/api/v1/version%0a", "/api/v1/version%0A/", "/api/health%0a"])
+def test_a_public_route_with_a_trailing_newline_is_not_public(local_app, path):
+    local_app.get(path, status=401)
+
+
+def test_a_utf8_author_is_recorded_as_sent(local_app):
+    api = "/api/v1/config"
+    component = local_app.post_json(api + "/components", {
+        "name": "c", "resource_definitions": [{"name": "r", "content": {}}]}, headers=basic("member")).json
+    env = local_app.post_json(api + "/environments", {"components": ["c"], "hierarchy_levels": []},
+                              headers=basic("member")).json
+    values = "{0}/environments/{1}/resources/{2}/values".format(
+        api, env["id"], component["resource_definitions"][0]["id"])
+    header = "José".encode("utf-8").decode("latin-1")  # what a WSGI server hands over
+    local_app.put_json(values, {"a": 1}, headers=dict(basic("service"), **{"X-Config-Author": header}), status=204)
+    assert local_app.get(values + "/history", headers=basic("reader")).json[0]["author"] == "José (via service)"
+    local_app.put_json(values, {"a": 2}, headers=dict(basic("service"), **{"X-Config-Author": "\xe9"}), status=400)
+
+
+def test_a_chunked_login_is_read(local_app):
+    body = json.dumps({"auth": {"passwordCredentials": {"username": "member", "password": "member-pw"}}}).encode()
+    answer = local_app.post("/keystone/v2.0/tokens", body, content_type="application/json",
+                            headers={"Transfer-Encoding": "chunked"}, extra_environ={"CONTENT_LENGTH": ""},
+                            expect_errors=True)
+    assert answer.status_int == 200, answer

@@ -87,3 +87,33 @@ def test_fuel2_login_is_checked_by_keystone(keystone_app):
     keystone_app.post_json("/api/v1/clusters/", {}, headers={"X-Auth-Token": token}, expect_errors=True)
     assert keystone_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}).status_int == 200
     assert login("member", "reader-pw").status_int == 401
+
+
+def test_only_roles_in_the_accepted_projects_count(keystone, migrated_db, auth_settings):
+    """Keystone is often the cloud's own: a member of some tenant must not become a member of Fuel."""
+    auth_settings.reload(overrides={"AUTH": keystone.settings(keystone={"projects": None})})  # admin only
+    app = webtest.TestApp(build_wsgi())
+    elsewhere = {"X-Auth-Token": keystone.token("nailgun", "services")}
+    refused = app.get("/api/v1/clusters/", headers=elsewhere, status=403)
+    assert "services" in refused.json["message"]
+    app.post_json("/api/v1/releases/", {}, headers=elsewhere, status=403)
+    login = {"auth": {"passwordCredentials": {"username": "nailgun", "password": keystone.users["nailgun"]},
+                      "tenantName": "services"}}
+    app.post_json("/keystone/v2.0/tokens", login, status=401)
+    app.get("/api/v1/clusters/", headers=basic("nailgun"), status=401)  # it has no role in basic_project
+    app.get("/api/v1/clusters/", headers={"X-Auth-Token": keystone.token("reader")}, status=200)
+
+
+def test_fuel2_re_login_names_the_tenant_by_id(keystone_app):
+    login = {"auth": {"passwordCredentials": {"username": "nailgun", "password": "nailgun-pw"},
+                      "tenantName": "services"}}
+    first = keystone_app.post_json("/keystone/v2.0/tokens", login).json["access"]
+    again = {"auth": {"token": {"id": first["token"]["id"]}, "tenantId": first["token"]["tenant"]["id"]}}
+    second = keystone_app.post_json("/keystone/v2.0/tokens", again).json["access"]
+    assert second["token"]["tenant"] == first["token"]["tenant"]
+    keystone_app.get("/api/v1/clusters/", headers={"X-Auth-Token": second["token"]["id"]}, status=200)
+
+
+def test_oversized_tokens_are_refused_without_asking_keystone(keystone_app):
+    answer = keystone_app.get("/api/v1/clusters/", headers={"X-Auth-Token": "A" * 70000}, status=401)
+    assert answer.json["message"] == "Authentication required: the token is invalid or expired"

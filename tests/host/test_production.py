@@ -255,3 +255,18 @@ def test_health_names_each_part_at_its_head(app):
     assert health["status"] == "ok"
     assert set(health["migrations"]) == {"core", "cluster_upgrade", "configdb"}
     assert all(len(revisions) == 1 for revisions in health["migrations"].values())
+
+
+def test_nailgun_api_answers_head_without_a_body(live_server):
+    """cheroot sends whatever body the application gives a HEAD: a keep-alive client would read it as the next
+    answer's start."""
+    import socket
+
+    for path in ("/api/v1/version", "/api/v1/releases/"):
+        with socket.create_connection(("127.0.0.1", live_server.port), 5) as sock:
+            sock.sendall("HEAD {0} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".format(path).encode())
+            received = b""
+            while chunk := sock.recv(65536):
+                received += chunk
+        head, _, rest = received.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200") and rest == b"", received
