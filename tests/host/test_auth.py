@@ -146,6 +146,17 @@ def test_identity_headers_sent_by_a_client_are_ignored(local_app):
     local_app.get("/api/v1/clusters/", headers={"X-Roles": "admin", "X-Identity-Status": "Confirmed"}, status=401)
 
 
+def config_values_url(app, headers):
+    """The values URL of a new ConfigDB environment with one resource, made with ``headers``."""
+    api = "/api/v1/config"
+    component = app.post_json(api + "/components", {
+        "name": "c", "resource_definitions": [{"name": "r", "content": {}}]}, headers=headers, status=201).json
+    env = app.post_json(api + "/environments", {"components": ["c"], "hierarchy_levels": []},
+                        headers=headers, status=201).json
+    return "{0}/environments/{1}/resources/{2}/values".format(
+        api, env["id"], component["resource_definitions"][0]["id"])
+
+
 def login(app, user, password=None, tenant="admin"):
     body = {"auth": {"passwordCredentials": {"username": user, "password": USERS[user][0] if password is None
                                              else password}, "tenantName": tenant}}
@@ -191,13 +202,7 @@ def test_only_admins_delete_clusters(local_app):
 
 
 def test_the_author_of_a_change_is_the_identity(local_app):
-    api = "/api/v1/config"
-    component = local_app.post_json(api + "/components", {
-        "name": "c", "resource_definitions": [{"name": "r", "content": {}}]}, headers=basic("member"), status=201).json
-    env = local_app.post_json(api + "/environments", {"components": ["c"], "hierarchy_levels": []},
-                              headers=basic("member"), status=201).json
-    values = "{0}/environments/{1}/resources/{2}/values".format(
-        api, env["id"], component["resource_definitions"][0]["id"])
+    values = config_values_url(local_app, basic("member"))
     local_app.put_json(values, {"a": 1}, headers=basic("member"), status=204)
     # a member may not claim to be someone else; a service may, and the record says so
     local_app.put_json(values, {"a": 2}, headers=dict(basic("member"), **{"X-Config-Author": "alice"}), status=403)
@@ -412,13 +417,7 @@ def test_users_command_warns_about_roles_no_rule_names(tmp_path, monkeypatch, ca
 
 @pytest.mark.parametrize("claimed", ["x" * 129, "alice\x01", "bob\x7f"])
 def test_a_claimed_author_is_short_and_printable(local_app, claimed):
-    api = "/api/v1/config"
-    component = local_app.post_json(api + "/components", {
-        "name": "c", "resource_definitions": [{"name": "r", "content": {}}]}, headers=basic("member")).json
-    env = local_app.post_json(api + "/environments", {"components": ["c"], "hierarchy_levels": []},
-                              headers=basic("member")).json
-    values = "{0}/environments/{1}/resources/{2}/values".format(
-        api, env["id"], component["resource_definitions"][0]["id"])
+    values = config_values_url(local_app, basic("member"))
     answer = local_app.put_json(values, {}, headers=dict(basic("service"), **{"X-Config-Author": claimed}),
                                 status=400)
     assert "X-Config-Author" in answer.json["message"]
@@ -491,13 +490,7 @@ def test_a_public_route_with_a_trailing_newline_is_not_public(local_app, path):
 
 
 def test_a_utf8_author_is_recorded_as_sent(local_app):
-    api = "/api/v1/config"
-    component = local_app.post_json(api + "/components", {
-        "name": "c", "resource_definitions": [{"name": "r", "content": {}}]}, headers=basic("member")).json
-    env = local_app.post_json(api + "/environments", {"components": ["c"], "hierarchy_levels": []},
-                              headers=basic("member")).json
-    values = "{0}/environments/{1}/resources/{2}/values".format(
-        api, env["id"], component["resource_definitions"][0]["id"])
+    values = config_values_url(local_app, basic("member"))
     header = "José".encode("utf-8").decode("latin-1")  # what a WSGI server hands over
     local_app.put_json(values, {"a": 1}, headers=dict(basic("service"), **{"X-Config-Author": header}), status=204)
     assert local_app.get(values + "/history", headers=basic("reader")).json[0]["author"] == "José (via service)"

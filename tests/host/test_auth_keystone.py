@@ -8,7 +8,8 @@ import webtest
 
 from nailgun_host.app import build_wsgi
 from tests.auth import basic
-from tests.host.test_auth import PUBLIC, auth_settings, concrete, route_methods  # noqa: F401 (a fixture)
+from tests.host.test_auth import (PUBLIC, auth_settings, concrete, config_values_url,  # noqa: F401 (a fixture)
+                                  route_methods)
 
 
 @pytest.fixture(scope="module")
@@ -56,14 +57,8 @@ def test_tokens_and_basic_carry_keystones_roles(keystone_app, tokens):
 
 
 def test_the_author_of_a_change_is_the_keystone_user(keystone_app, keystone, tokens):
-    api = "/api/v1/config"
     member = tokens["member"]
-    component = keystone_app.post_json(api + "/components", {
-        "name": "c", "resource_definitions": [{"name": "r", "content": {}}]}, headers=member, status=201).json
-    env = keystone_app.post_json(api + "/environments", {"components": ["c"], "hierarchy_levels": []},
-                                 headers=member, status=201).json
-    values = "{0}/environments/{1}/resources/{2}/values".format(
-        api, env["id"], component["resource_definitions"][0]["id"])
+    values = config_values_url(keystone_app, member)
     keystone_app.put_json(values, {"a": 1}, headers=member, status=204)
     keystone_app.put_json(values, {"a": 2}, headers=dict(member, **{"X-Config-Author": "alice"}), status=403)
     keystone_app.put_json(values, {"a": 3}, headers=dict(basic("admin"), **{"X-Config-Author": "bob"}), status=403)
