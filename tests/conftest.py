@@ -189,11 +189,7 @@ class LiveServer:
             return ": " + log.read()[-3000:]
 
     def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        stop_process(self.process)
         self.log.close()
 
 
@@ -220,7 +216,7 @@ def gunicorn(migrated_db, db_url):
     port = free_port()
     process = subprocess.Popen(
         [os.path.join(os.path.dirname(sys.executable), "gunicorn"), "-w", "2", "--no-control-socket",
-         "-b", "127.0.0.1:{0}".format(port),
+         "--graceful-timeout", "5", "-b", "127.0.0.1:{0}".format(port),
          "nailgun_host.wsgi:application"],
         env=dict(os.environ, NAILGUN_DB_URL=db_url), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
@@ -229,8 +225,17 @@ def gunicorn(migrated_db, db_url):
             break
         time.sleep(0.1)
     yield "http://127.0.0.1:{0}/api/v1/".format(port)
+    stop_process(process)
+
+
+def stop_process(process, grace=10):
+    """Stop a server: SIGTERM, then SIGKILL if it is still draining requests after ``grace`` s."""
     process.terminate()
-    process.wait(10)
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @pytest.fixture(scope="session")
