@@ -131,7 +131,7 @@ def _applicable(nodes):
         if isinstance(schema.get("$ref"), str):
             try:
                 resolved = resolver.lookup(schema["$ref"])
-            except (referencing.exceptions.Unresolvable, AttributeError, TypeError):
+            except (referencing.exceptions.Unresolvable, LookupError, ValueError, AttributeError, TypeError):
                 return None
             stack.append((resolved.contents, resolved.resolver))
         for keyword in _IN_PLACE:
