@@ -36,7 +36,7 @@ DEFAULT_PATTERNS = (
     "*secret*",
     "token", "*[_./-]token", "*[_./-]tokens",
     "*private_key*", "*privkey*", "*encryption_key*", "fixed_key", "*api_key*", "*tempurl_key*",
-    "cert_data", "erlang_cookie", "connection", "*/connection", "*transport_url",
+    "cert_data", "erlang_cookie", "connection", "*[_/]connection", "*transport_url",
 )
 #: schema keywords whose subschemas apply to the very instance their schema applies to
 _IN_PLACE = ("allOf", "anyOf", "oneOf")

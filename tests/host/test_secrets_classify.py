@@ -42,6 +42,8 @@ def test_oslo_options_carrying_credentials_in_configuration_overrides_are_secret
         "database/connection": {"value": "mysql+pymysql://nova:ZmQg3JCk@192.168.0.2/nova"},
         "DEFAULT/transport_url": {"value": "rabbit://nova:c2VjcmV0@192.168.0.2:5673/"},
         "DEFAULT/admin_token": {"value": "lw9FAYPs"},
+        "DEFAULT/sql_connection": {"value": "mysql://nova:ZmQg3JCk@192.168.0.2/nova"},
+        "DEFAULT/max_connections": {"value": 100},
         "keystone_authtoken/auth_url": {"value": "http://192.168.0.2:5000"},
         "token/provider": {"value": "fernet"},
     }}}
@@ -49,7 +51,8 @@ def test_oslo_options_carrying_credentials_in_configuration_overrides_are_secret
         "/configuration/nova_config/keystone_authtoken~1password/value",
         "/configuration/nova_config/database~1connection/value",
         "/configuration/nova_config/DEFAULT~1transport_url/value",
-        "/configuration/nova_config/DEFAULT~1admin_token/value"}
+        "/configuration/nova_config/DEFAULT~1admin_token/value",
+        "/configuration/nova_config/DEFAULT~1sql_connection/value"}
 
 
 #: credentials under the names Fuel 9's astute.yaml gives them, beside their readable neighbours
