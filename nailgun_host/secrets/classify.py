@@ -1,0 +1,206 @@
+"""Which leaves of a document are secret: decided here, and nowhere else.
+
+The answer is a set of JSON pointers (RFC 6901) to leaves (see ``pointers``). It depends on
+the document's keys and the schema, never on the values, so a masked document a client sends
+back is classified exactly like the stored one it was read from.
+
+- ConfigDB values (``secret_pointers``): every leaf under a key whose name matches one of the
+  name patterns, so that an astute.yaml uploaded without a schema is covered, and every leaf
+  under a schema node marked ``"format": "password"`` or ``"x-secret": true`` (at any depth,
+  through ``properties``, ``patternProperties``, ``additionalProperties``, ``items``,
+  ``additionalItems``, ``allOf``/``anyOf``/``oneOf`` and ``$ref`` inside the schema).
+- Nailgun attributes (``attribute_pointers``): the ``value`` of every field of type
+  ``password``, or whose key matches a name pattern. Only the value: a field's label, type
+  and restrictions stay readable, so a UI can still draw the form.
+- A cluster's generated attributes (``every_leaf``): all of them.
+
+When in doubt the answer is "secret": a ``$ref`` that does not resolve inside the schema, or a
+pattern RE2 cannot run, marks what it might have covered.
+"""
+import fnmatch
+import functools
+import re
+
+import re2
+import referencing
+import referencing.exceptions
+from referencing.jsonschema import DRAFT4
+
+from nailgun_host.secrets.pointers import child, leaves
+
+#: shell-style patterns matched against a whole key, case-insensitively. ``token`` only as a
+#: word of its own, so that Keystone's ``token/expiration`` or ``service_token_off`` stay
+#: readable; ``connection`` and ``transport_url`` carry passwords inside URLs in oslo configs.
+DEFAULT_PATTERNS = (
+    "*password*", "*passwd*", "pass", "*[_./-]pass",
+    "*secret*",
+    "token", "*[_./-]token", "*[_./-]tokens",
+    "*private_key*", "*privkey*", "*encryption_key*", "fixed_key", "*api_key*", "*tempurl_key*",
+    "cert_data", "erlang_cookie", "connection", "*[_/]connection", "*transport_url",
+)
+#: schema keywords whose subschemas apply to the very instance their schema applies to
+_IN_PLACE = ("allOf", "anyOf", "oneOf")
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
+
+def _refuse_retrieval(uri):
+    raise referencing.exceptions.NoSuchResource(ref=uri)
+
+
+#: references resolve inside the schema only: classification never fetches anything
+_REGISTRY = referencing.Registry(retrieve=_refuse_retrieval)
+
+
+@functools.lru_cache(maxsize=64)
+def name_matcher(patterns):
+    """A predicate on key names for a tuple of shell-style patterns (an empty tuple matches nothing)."""
+    if not patterns:
+        return lambda name: False
+    if not all(isinstance(pattern, str) and pattern for pattern in patterns):
+        raise ValueError("secret name patterns must be non-empty strings, not {0!r}".format(patterns))
+    regex = re.compile("|".join(fnmatch.translate(pattern.lower()) for pattern in patterns))
+    return lambda name: regex.match(str(name).lower()) is not None
+
+
+def secret_pointers(document, schema=None, patterns=DEFAULT_PATTERNS):
+    """The secret leaves of a ConfigDB values document: by key name, and by its definition's schema."""
+    found = by_name(document, patterns)
+    if isinstance(schema, dict):
+        found.update(by_schema(document, schema))
+    return found
+
+
+def by_name(document, patterns=DEFAULT_PATTERNS):
+    """Every leaf under a key that matches one of ``patterns``."""
+    matches = name_matcher(tuple(patterns))
+
+    def walk(value, pointer):
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in items:
+            if isinstance(value, dict) and matches(key):
+                yield from leaves(item, child(pointer, key))
+            else:
+                yield from walk(item, child(pointer, key))
+    return set(walk(document, ""))
+
+
+def by_schema(document, schema):
+    """Every leaf under a node of ``schema`` (draft 4) marked ``format: password`` or ``x-secret: true``."""
+    resource = DRAFT4.create_resource(schema)
+    try:
+        resolver = _REGISTRY.resolver_with_root(resource)
+    except (AttributeError, TypeError):  # an "id" that is no URI: resolve against no base
+        resolver = _REGISTRY.with_resource("", resource).resolver()
+    return set(_walk(document, "", [(schema, resolver)]))
+
+
+def _walk(value, pointer, nodes):
+    nodes = _applicable(nodes)
+    if nodes == []:
+        return  # no schema describes this value: nothing under it is marked
+    if nodes is None or any(_marked(schema) for schema, _ in nodes):
+        yield from leaves(value, pointer)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk(item, child(pointer, key), [sub for node in nodes for sub in _property(node, key)])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk(item, child(pointer, index), [sub for node in nodes for sub in _item(node, index)])
+
+
+def _marked(schema):
+    return schema.get("format") == "password" or schema.get("x-secret") is True
+
+
+def _applicable(nodes):
+    """Every schema node that applies to one instance, through ``$ref`` and allOf/anyOf/oneOf
+    (any branch counts: a secret in one alternative is a secret); None when a ``$ref`` does not
+    resolve. Each node is visited once, so reference cycles end."""
+    result, seen, stack = [], set(), list(nodes)
+    while stack:
+        schema, resolver = stack.pop()
+        if not isinstance(schema, dict) or id(schema) in seen:
+            continue
+        seen.add(id(schema))
+        try:
+            resolver = resolver.in_subresource(DRAFT4.create_resource(schema))
+        except (AttributeError, TypeError):
+            pass  # an "id" that is no URI changes no base
+        result.append((schema, resolver))
+        if isinstance(schema.get("$ref"), str):
+            try:
+                resolved = resolver.lookup(schema["$ref"])
+            except (referencing.exceptions.Unresolvable, LookupError, ValueError, AttributeError, TypeError):
+                return None
+            stack.append((resolved.contents, resolved.resolver))
+        for keyword in _IN_PLACE:
+            if isinstance(schema.get(keyword), list):
+                stack.extend((sub, resolver) for sub in schema[keyword])
+    return result
+
+
+def _property(node, key):
+    schema, resolver = node
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    patterns = schema.get("patternProperties") if isinstance(schema.get("patternProperties"), dict) else {}
+    covered = key in properties
+    if covered:
+        yield properties[key], resolver
+    for pattern, sub in patterns.items():
+        match = _search(pattern, str(key))
+        if match is not False:
+            yield sub, resolver
+        covered = covered or match is True
+    if not covered and isinstance(schema.get("additionalProperties"), dict):
+        yield schema["additionalProperties"], resolver
+
+
+def _item(node, index):
+    schema, resolver = node
+    items = schema.get("items")
+    if isinstance(items, dict):
+        yield items, resolver
+    elif isinstance(items, list) and index < len(items):
+        yield items[index], resolver
+    elif isinstance(schema.get("additionalItems"), dict):
+        # also without ``items``, where validation ignores it: a marker is never ignored here
+        yield schema["additionalItems"], resolver
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern):
+    try:
+        return re2.compile(pattern, options=_RE2_OPTIONS)
+    except re2.error:
+        return None
+
+
+def _search(pattern, key):
+    """True or False as RE2 matches ``key``; None (taken as a match) when RE2 cannot run the pattern."""
+    compiled = _compiled(pattern)
+    return None if compiled is None else compiled.search(key) is not None
+
+
+def attribute_pointers(attributes, patterns=DEFAULT_PATTERNS):
+    """The ``value`` of every Nailgun attribute field (a dict with ``type`` and ``value``) of type
+    ``password`` or whose key matches ``patterns``, at any depth (plugins nest theirs)."""
+    matches = name_matcher(tuple(patterns))
+
+    def walk(value, pointer, key):
+        if isinstance(value, dict):
+            if "value" in value and "type" in value:
+                if value["type"] == "password" or matches(key):
+                    yield from leaves(value["value"], child(pointer, "value"))
+                return  # a field's value is data, not more fields
+            for name, item in value.items():
+                yield from walk(item, child(pointer, name), name)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from walk(item, child(pointer, index), None)
+    return set(walk(attributes, "", None))
+
+
+def every_leaf(document):
+    """All leaves: a cluster's generated attributes are credentials (or next to them) throughout."""
+    return set(leaves(document))
