@@ -13,6 +13,7 @@ from sqlalchemy import orm
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nailgun_host.db import Base, JSONType
+from nailgun_host.db.sealed import SealedJSON
 
 PREFIX = "configdb_"
 VALUES, OVERRIDES = "values", "overrides"
@@ -107,7 +108,8 @@ class Document(Base):
     version: Mapped[int] = mapped_column(default=0)
     #: the environment revision of the current version
     revision: Mapped[int] = mapped_column(default=0)
-    data: Mapped[dict] = mapped_column(default=dict)
+    #: sealed by ``objects.document.write`` (secret leaves as Fernet tokens), opened when read
+    data: Mapped[dict] = mapped_column(SealedJSON(), default=dict)
 
 
 class DocumentVersion(Base):
@@ -124,7 +126,7 @@ class DocumentVersion(Base):
         sa.ForeignKey(PREFIX + "documents.id", ondelete="CASCADE"))
     version: Mapped[int]
     revision: Mapped[int]
-    data: Mapped[dict]
+    data: Mapped[dict] = mapped_column(SealedJSON())
     author: Mapped[str] = mapped_column(sa.String(255))
     changed_keys: Mapped[list] = mapped_column(default=list)
     created_at: Mapped[datetime.datetime] = mapped_column(default=_now)

@@ -20,8 +20,9 @@ from nailgun_host import errors, policy
 from nailgun_host.api import base
 from nailgun_host.api.meta import APIRootHandler
 from nailgun_host.auth import middleware as auth_middleware
-from nailgun_host.db import db, expect_writes, get_engine, migration
+from nailgun_host.db import db, expect_writes, get_engine, migration, sealed
 from nailgun_host.extensions import get_all_extensions
+from nailgun_host.secrets import keys
 from nailgun_host.settings import settings
 from nailgun_host.urls import URLS
 
@@ -103,6 +104,9 @@ def error_response(exc):
         # the database chose this request as the loser of a race (deadlock, serialization): nothing was written
         return _json_error(409, "The request collided with a concurrent one; nothing was changed: try again",
                            headers={"Retry-After": "1"})
+    if isinstance(exc, (keys.KeyRepositoryError, keys.UndecryptableValue)):
+        LOG.error("Refusing %s %s: %s", web.ctx.method, web.ctx.path, exc)
+        return _json_error(503, "The server cannot read its secrets' keys; an operator must fix its key repository")
     if isinstance(exc, sqlalchemy.exc.IntegrityError):
         # The database's words name tables and constraints (and its DETAIL line, values):
         # the client gets none of them, the log only the first line, without SQL or parameters.
@@ -154,6 +158,7 @@ def handle_request(handler):
     """The processor every request goes through: one transaction, JSON everywhere."""
     expect_writes(web.ctx.method not in ("GET", "HEAD"))
     try:
+        sealed.keys_checked(get_engine())
         body = _serialize(handler())
         db.commit()
         return body
@@ -230,6 +235,7 @@ def build_wsgi(extensions=None):
     Methods web.py would refuse with an HTML page get a JSON 405.
     """
     policy.enforcer()  # a policy file that cannot be read or parsed stops the server here
+    sealed.check_keys_at_start(get_engine())  # so do keys that would read this database's secrets as garbage
     wsgi = auth_middleware.build(build_app(extensions).wsgifunc(), settings["AUTH"])
 
     def application(environ, start_response):

@@ -28,6 +28,7 @@ READ = "nailgun:read"
 WRITE = "nailgun:write"
 ADMIN = "nailgun:admin"
 ACT_FOR_OTHERS = "nailgun:act_for_others"
+READ_SECRETS = "nailgun:read_secrets"
 
 RULES = (
     policy.RuleDefault("admin_required", "role:admin", description="The cloud's administrators."),
@@ -37,6 +38,9 @@ RULES = (
                        description="Every write that is not admin-only (POST, PUT, PATCH, DELETE)."),
     policy.RuleDefault(ADMIN, "rule:admin_required",
                        description="Admin-only actions: deleting a cluster, and what the secrets rules name."),
+    policy.RuleDefault(READ_SECRETS, "rule:admin_required or role:hiera",
+                       description="See secret values in clear (README \"Secrets\"); everyone else reads the mask. "
+                                   "hiera: the role of the Hiera backends on the Puppet master."),
     policy.RuleDefault(ACT_FOR_OTHERS, "role:service",
                        description="Record another user as the author of a change (X-Config-Author)."),
 )

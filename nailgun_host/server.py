@@ -144,11 +144,14 @@ def _request_log(app):
 def _build_wsgi():
     from nailgun_host.app import build_wsgi
     from nailgun_host.auth.local import UsersFileError
+    from nailgun_host.secrets.keys import KeyRepositoryError
 
     try:
         return build_wsgi()
     except (UsersFileError, ValueError) as exc:
         raise StartupError("cannot set up authentication: {0}".format(exc))
+    except KeyRepositoryError as exc:
+        raise StartupError("cannot use the secrets' keys: {0}".format(exc))
 
 
 def _tls_adapter(args):

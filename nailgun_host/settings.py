@@ -27,6 +27,11 @@ DEFAULTS = {
     "FEATURE_GROUPS": [],
     "CLUSTER_UPGRADE": {"transformations": {}},
     "CONFIGDB": {"max_versions": 100},  # versions kept per document; 0 keeps all
+    # secrets at rest and who sees them: README "Secrets"; nailgun_host.secrets
+    "SECRETS": {
+        "key_repository": None,  # None: fernet-keys next to SQLITE_PATH; production: /etc/nailgun/fernet-keys
+        "patterns": None,  # None: nailgun_host.secrets.classify.DEFAULT_PATTERNS
+    },
     # who may call the API: README "Authentication and TLS"; nailgun_host.auth
     "AUTH": {
         "method": "none",  # none | local | keystone
@@ -85,6 +90,14 @@ def _check_auth(auth):
         raise ValueError("AUTH.method keystone needs AUTH.keystone.auth_url")
 
 
+def _check_secrets(secrets):
+    _unknown_keys(secrets, DEFAULTS["SECRETS"], "SECRETS.")
+    patterns = secrets.get("patterns")
+    if patterns is not None and not (
+            isinstance(patterns, list) and all(isinstance(p, str) and p for p in patterns)):
+        raise ValueError("SECRETS.patterns must be a list of key-name patterns such as '*password*'")
+
+
 class Settings(dict):
     """A dict of settings with a ``reload`` that starts again from the defaults."""
 
@@ -100,8 +113,11 @@ class Settings(dict):
             self.update(_merged(self, loaded))
         if os.environ.get("NAILGUN_DB_URL"):
             self["DATABASE_URL"] = os.environ["NAILGUN_DB_URL"]
+        if os.environ.get("NAILGUN_KEY_REPOSITORY"):
+            self["SECRETS"]["key_repository"] = os.environ["NAILGUN_KEY_REPOSITORY"]
         self.update(_merged(self, overrides or {}))
         _check_auth(self["AUTH"])
+        _check_secrets(self["SECRETS"])
         return self
 
     @property

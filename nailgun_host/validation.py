@@ -10,6 +10,7 @@ import re
 import jsonschema
 
 from nailgun_host import errors
+from nailgun_host.secrets import sealing
 
 #: ids are 32-bit integers (PostgreSQL's ``integer``); a larger one names nothing
 MAX_ID = 2 ** 31 - 1
@@ -60,7 +61,8 @@ def _refuse_constant(name):
 
 
 def check_storable(data):
-    """``data`` when every database stores it as it is: finite numbers, no NUL, at most MAX_DEPTH deep.
+    """``data`` when every database stores it as it is: finite numbers, no NUL, at most MAX_DEPTH deep,
+    no key ``$fernet`` (it marks an encrypted value, ``secrets.sealing``).
 
     A number too large for a float (1e400) decodes as Infinity, which no answer may carry.
     Walks without recursion, so a deep document cannot exhaust the stack here.
@@ -79,6 +81,8 @@ def check_storable(data):
                 raise errors.InvalidData("Values must not nest deeper than {0} levels".format(MAX_DEPTH))
             items = value.items() if isinstance(value, dict) else enumerate(value)
             for key, item in items:
+                if isinstance(value, dict):
+                    sealing.refuse_marker(key)
                 stack.append((key, depth + 1))
                 stack.append((item, depth + 1))
     return data

@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -23,6 +24,10 @@ from nailgun_host.settings import settings
 from tests.factories import EnvironmentManager
 
 VERSION_TABLE_SUFFIX = "alembic_version"
+
+# One key repository for the whole run, servers started by tests included (they inherit the
+# environment); created at its first use, like a first start's.
+os.environ.setdefault("NAILGUN_KEY_REPOSITORY", os.path.join(tempfile.mkdtemp(prefix="nailgun-keys-"), "keys"))
 
 
 def _reset_schema(url):

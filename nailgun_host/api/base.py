@@ -19,6 +19,7 @@ import web
 
 from nailgun_host import auth, errors, policy, validation
 from nailgun_host.objects import task as task_obj
+from nailgun_host.secrets import masking
 from nailgun_host.settings import settings
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -175,6 +176,26 @@ def identity():
         return auth.ANONYMOUS
     raise errors.Unauthorized("Authentication required",
                               headers={"WWW-Authenticate": 'Basic realm="{0}"'.format(settings["AUTH"]["realm"])})
+
+
+def sees_secrets():
+    """Whether the request's identity may see secret values in clear (policy ``nailgun:read_secrets``)."""
+    return policy.allowed(policy.READ_SECRETS, identity())
+
+
+#: set (``true``) on an answer in which at least one secret reads as the mask: a client that needs
+#: the values (the Hiera backends) fails clearly instead of handing the mask to Puppet
+MASKED_HEADER = "X-Secrets-Masked"
+
+
+def shown(document, secret):
+    """``document`` as this request's identity may see it: clear, or with the ``secret`` pointers masked."""
+    if not secret or sees_secrets():
+        return document
+    masked = masking.mask(document, secret)
+    if masked is not document and masked != document:
+        web.header(MASKED_HEADER, "true")
+    return masked
 
 
 #: the longest author name a client may give (the record adds " (via <identity>)" within 255)

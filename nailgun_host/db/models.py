@@ -6,7 +6,9 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.orm import Mapped, mapped_column
 
+from nailgun_host import secrets
 from nailgun_host.db import Base, JSONType
+from nailgun_host.db.sealed import SealedJSON
 
 
 def _now():
@@ -45,8 +47,8 @@ class Cluster(Base):
     is_customized: Mapped[bool] = mapped_column(default=False)
     ui_settings: Mapped[dict] = mapped_column(default=dict)
     extensions: Mapped[list] = mapped_column(default=list)
-    editable_attributes: Mapped[dict] = mapped_column(default=dict)
-    generated_attributes: Mapped[dict] = mapped_column(default=dict)
+    editable_attributes: Mapped[dict] = mapped_column(SealedJSON(secrets.attribute_secrets), default=dict)
+    generated_attributes: Mapped[dict] = mapped_column(SealedJSON(secrets.every_leaf), default=dict)
     networking_parameters: Mapped[dict] = mapped_column(default=dict)
     network_template: Mapped[dict | None] = mapped_column(JSONType)
     pending_changes: Mapped[list] = mapped_column(default=list)
@@ -221,3 +223,4 @@ class Task(Base):
     time_end: Mapped[datetime.datetime | None] = mapped_column()
     #: what the orchestrator was (or would have been) sent for this task
     cache: Mapped[dict] = mapped_column(default=dict)
+

@@ -1,6 +1,67 @@
-"""Secrets (issue 11): which values of a document are secret (``classify``) and the Fernet keys
-that encrypt them at rest (``keys``).
+"""Secrets (issue 11): which values are secret (``classify``), how they are stored (``sealing``,
+under the Fernet keys of ``keys``) and how they read for whoever may not see them (``masking``).
 
-Both are free of the web layer and of the database: the handlers and the storage call them,
-never the other way round.
+None of it knows the web layer or the database: the storage (``nailgun_host.db.sealed``) and
+the handlers call it. ``keyset()`` is the one way to the keys of the configured repository
+(``SECRETS.key_repository``); it notices a rotation within a second, so running servers
+decrypt what a newly rotated primary encrypts without a restart.
 """
+import os
+import threading
+import time
+
+from nailgun_host.secrets import classify, keys
+from nailgun_host.settings import settings
+
+#: how often (seconds) ``keyset`` looks whether the repository changed
+RECHECK_AFTER = 1.0
+
+_lock = threading.Lock()
+_cache = {"path": None, "stamp": None, "keyset": None, "checked": 0.0}
+
+
+def repository_path():
+    """The key repository's directory: ``SECRETS.key_repository``, by default next to the SQLite file."""
+    configured = settings["SECRETS"].get("key_repository")
+    if configured:
+        return os.path.abspath(configured)
+    return os.path.join(os.path.dirname(os.path.abspath(settings["SQLITE_PATH"])), "fernet-keys")
+
+
+def patterns():
+    """The key-name patterns that mark a value secret (``SECRETS.patterns``, or the defaults)."""
+    configured = settings["SECRETS"].get("patterns")
+    return classify.DEFAULT_PATTERNS if configured is None else tuple(configured)
+
+
+def keyset():
+    """The KeySet of the configured repository (created at first use when missing)."""
+    path = repository_path()
+    now = time.monotonic()
+    cached = _cache["keyset"]
+    if cached is not None and _cache["path"] == path and now - _cache["checked"] < RECHECK_AFTER:
+        return cached
+    with _lock:
+        stamp = _stamp(path)
+        if _cache["keyset"] is None or _cache["path"] != path or _cache["stamp"] != stamp:
+            _cache.update(keyset=keys.load(path), path=path, stamp=_stamp(path))
+        _cache["checked"] = now
+        return _cache["keyset"]
+
+
+def _stamp(path):
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_ino
+
+
+def attribute_secrets(attributes):
+    """Classifier of a cluster's editable attributes: the values of password fields and secret-named ones."""
+    return classify.attribute_pointers(attributes, patterns())
+
+
+def every_leaf(document):
+    """Classifier of a cluster's generated attributes: all of them."""
+    return classify.every_leaf(document)

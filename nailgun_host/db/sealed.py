@@ -1,0 +1,154 @@
+"""Secret leaves encrypted in the database: the ``SealedJSON`` column type, the key check at start,
+and re-encryption under the newest key.
+
+A ``SealedJSON(classifier)`` column seals, on its way to the database, the leaves
+``classifier(value)`` names (``nailgun_host.secrets.classify``), and opens every sealed leaf
+on its way back, so the code above the database sees clear values only. A column without a
+classifier stores what its writer sealed (ConfigDB seals with the resource's schema, which
+the column cannot know) and opens the same way.
+
+The canary, one token of a known text written by the first start, tells at start whether the
+key repository is the one this database was encrypted with.
+"""
+import logging
+import threading
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from nailgun_host import secrets
+from nailgun_host.db import Base, db
+from nailgun_host.secrets import keys, sealing
+
+LOG = logging.getLogger(__name__)
+CANARY_TEXT = b"nailgun secrets canary"
+
+
+class SealedJSON(sa.types.TypeDecorator):
+    """JSON (JSONB on PostgreSQL) whose secret leaves are stored as Fernet tokens."""
+
+    impl = sa.JSON
+    cache_ok = True
+
+    def __init__(self, classifier=None):
+        super().__init__()
+        self.classifier = classifier
+
+    def load_dialect_impl(self, dialect):
+        return dialect.type_descriptor(JSONB() if dialect.name == "postgresql" else sa.JSON())
+
+    def process_bind_param(self, value, dialect):
+        if value is None or self.classifier is None:
+            return value
+        return sealing.seal(value, self.classifier(value), secrets.keyset())
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return value
+        return sealing.unseal(value, secrets.keyset())
+
+
+class SecretsCanary(Base):
+    """One Fernet token of a known text: whether the key repository fits this database."""
+
+    __tablename__ = "secrets_canary"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    token: Mapped[str] = mapped_column(sa.String(512))
+
+
+def sealed_columns():
+    """Every ``SealedJSON`` column of every table, the core's and the extensions' (models imported)."""
+    return [(table, column) for table in Base.metadata.sorted_tables for column in table.columns
+            if isinstance(column.type, SealedJSON)]
+
+
+_keys_checked = threading.Event()
+
+
+def check_keys_at_start(engine):
+    """``check_keys`` now; if the database does not answer yet, at the first request (``keys_checked``)."""
+    _keys_checked.clear()
+    try:
+        check_keys(engine)
+    except sa.exc.DBAPIError as exc:
+        LOG.warning("The database does not answer (%s): the secrets' keys are checked at the first request",
+                    str(getattr(exc, "orig", exc)).splitlines()[0])
+        return
+    _keys_checked.set()
+
+
+def keys_checked(engine):
+    """Make sure ``check_keys`` passed once in this process (a request calls it before it reads anything).
+
+    A database that still does not answer is left to the request: what needs it fails with 503,
+    what does not (``/version``) answers.
+    """
+    if not _keys_checked.is_set():
+        try:
+            check_keys(engine)
+        except sa.exc.DBAPIError:
+            return
+        _keys_checked.set()
+
+
+def check_keys(engine):
+    """Raise KeyRepositoryError unless the configured keys open this database's canary (written when missing)."""
+    keyset = secrets.keyset()
+    table = SecretsCanary.__table__
+    read = sa.select(table.c.token).where(table.c.id == 1)
+    with engine.begin() as connection:
+        token = connection.scalar(read)
+    if token is None:
+        try:
+            with engine.begin() as connection:
+                connection.execute(sa.insert(table), {"id": 1, "token": keyset.encrypt(CANARY_TEXT)})
+            return
+        except sa.exc.IntegrityError:  # another worker starting at the same time wrote it first
+            with engine.begin() as connection:
+                token = connection.scalar(read)
+    try:
+        opened = keyset.decrypt(token)
+    except keys.UndecryptableValue:
+        opened = None
+    if opened != CANARY_TEXT:
+        raise keys.KeyRepositoryError(
+            "The key repository {0} does not hold the keys this database's secrets are encrypted with: "
+            "its keys would read them as garbage. Set SECRETS.key_repository to the repository the "
+            "database was used with (or restore it from its backup).".format(keyset.path))
+
+
+def reencrypt_all(batch=200):
+    """Encrypt every stored token again under the primary key; ``{table.column: tokens renewed}``.
+
+    Reads and writes the stored JSON as it is (tokens, never clear values), row by row in
+    batches, each batch its own transaction, so a large database is not locked for the whole run.
+    """
+    keyset = secrets.keyset()
+    renewed = {}
+    for table, column in sealed_columns():
+        raw = sa.type_coerce(column, sa.JSON().with_variant(JSONB(), "postgresql"))
+        key = table.primary_key.columns.values()
+        count, last = 0, None
+        while True:
+            query = sa.select(*key, raw).order_by(*key).limit(batch)
+            if last is not None:
+                query = query.where(sa.tuple_(*key) > sa.tuple_(*last))
+            rows = db.execute(query).all()
+            if not rows:
+                break
+            for row in rows:
+                value, changed = sealing.reencrypt(row[-1], keyset)
+                if changed:
+                    db.execute(sa.update(table).where(*[c == v for c, v in zip(key, row[:-1])])
+                               .values({column.name: sa.type_coerce(value, raw.type)}))
+                    count += changed
+            last = tuple(rows[-1][:-1])
+            db.commit()
+        renewed["{0}.{1}".format(table.name, column.name)] = count
+    canary = db.get(SecretsCanary, 1)
+    if canary is not None and not keyset.is_current(canary.token):
+        canary.token = keyset.reencrypt(canary.token)
+        db.commit()
+    return renewed
