@@ -168,6 +168,20 @@ def test_every_read_path_masks_for_readers_and_members(cdb, user):
     assert plain.json == 3306 and MASKED_HEADER not in plain.headers
 
 
+def test_a_diff_masks_appended_secrets_and_secrets_inside_new_objects(cdb):
+    cdb.put("admin", {"api_tokens": ["TkOne"], "hosts": ["a"], "db": {"port": 1}})
+    cdb.put("admin", {"api_tokens": ["TkOne", "TkTwo", "TkThree"], "hosts": ["a", "b"],
+                      "db": {"port": 1, "conf": {"password": "DbPw", "user": "nova"}}})
+    answer = cdb.get("reader", "from=1", suffix="/diff")
+    assert answer.headers[MASKED_HEADER] == "true"
+    assert sorted(answer.json, key=json.dumps) == sorted([
+        {"op": "add", "path": "/api_tokens/-", "value": MASK}, {"op": "add", "path": "/api_tokens/-", "value": MASK},
+        {"op": "add", "path": "/hosts/-", "value": "b"},
+        {"op": "add", "path": "/db/conf", "value": {"password": MASK, "user": "nova"}}], key=json.dumps)
+    plain = cdb.get("reader", "from=2&to=2", suffix="/diff")
+    assert plain.json == [] and MASKED_HEADER not in plain.headers
+
+
 @pytest.mark.parametrize("user", CLEAR)
 def test_admins_and_hiera_read_clear_values_on_every_path(cdb, user):
     cdb.put("admin", ASTUTE)
