@@ -13,10 +13,13 @@ import sqlalchemy as sa
 import webtest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
+from nailgun_host import errors
 from nailgun_host.api.base import MASKED_HEADER
 from nailgun_host.app import build_wsgi
+from nailgun_host.secrets import classify
 from nailgun_host.secrets.masking import MASK
 from nailgun_host.settings import settings
+from nailgun_ext_configdb.objects import value_schema
 from tests.auth import write_users_file
 from tests.configdb.conftest import API
 
@@ -325,3 +328,15 @@ def test_no_read_path_shows_a_secret_to_a_reader_and_the_mask_written_back_chang
         assert cdb.history(kind=kind, levels=levels) == before
     assert cdb.get("admin").json == values
     assert cdb.get("admin", kind="overrides", levels="nodes/1/").json == overrides
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(doc=document.filter(bool), schema=st.sampled_from([
+    {"additionalProperties": {"type": "integer"}}, {"maxProperties": 0}, {"not": {"type": "object"}},
+    {"additionalProperties": {"additionalProperties": {"type": "integer"}}}, {"anyOf": [{"type": "array"}]}]))
+def test_no_schema_error_quotes_a_secret(doc, schema):
+    """Whatever rule fails, on whatever part of a document, its message never quotes a secret leaf."""
+    try:
+        value_schema.validate(doc, schema, classify.secret_pointers(doc, schema))
+    except errors.InvalidData as exc:
+        assert not leaks(exc.message)
