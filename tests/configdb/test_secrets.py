@@ -24,7 +24,8 @@ from tests.auth import write_users_file
 from tests.configdb.conftest import API
 
 USERS = {"reader": ("reader-pw", ["reader"]), "member": ("member-pw", ["member"]),
-         "admin": ("admin-pw", ["admin"]), "hiera": ("hiera-pw", ["reader", "hiera"])}
+         "admin": ("admin-pw", ["admin"]), "hiera": ("hiera-pw", ["reader", "hiera"]),
+         "puppet": ("puppet-pw", ["hiera"])}
 MASKED, CLEAR = ("reader", "member"), ("admin", "hiera")
 #: a resource whose schema marks secrets the key names alone would not
 SCHEMA = {"type": "object", "maxProperties": 20, "properties": {
@@ -197,6 +198,13 @@ def test_admins_and_hiera_read_clear_values_on_every_path(cdb, user):
     assert answers[1].json == ASTUTE
     assert answers[4].json == [{"op": "replace", "path": "/port", "value": 1}]
     assert answers[3].json == [4242, "/", "values"]
+
+
+def test_the_hiera_role_alone_reads_clear_values_and_writes_nothing(cdb):
+    cdb.put("admin", ASTUTE)
+    assert cdb.get("puppet", "effective").json == ASTUTE
+    refused = cdb.put("puppet", ASTUTE, status=403)
+    assert refused.json["errors"] == ["nailgun:write"]
 
 
 def test_effective_etags_differ_between_masked_and_clear_views(cdb):
