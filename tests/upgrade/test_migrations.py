@@ -35,7 +35,7 @@ def test_extension_migrates_down_and_up_on_its_own_version_table(migrated_db, db
         assert (exists, version) == (False, None)
         assert "clusters" in sa.inspect(engine).get_table_names()  # the core is left alone
         with engine.connect() as connection:
-            assert connection.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == "c002"
+            assert connection.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == "c003"
     finally:
         command.upgrade(migration.config_for_extension(extension, db_url), "head")
     assert _state(engine)[:2] == (True, "3b5d115d7e49")
