@@ -127,3 +127,19 @@ def test_a_model_patch_next_to_masked_secrets_changes_only_what_it_names(apps, u
     assert values == {"admin_pw": "Seed-Pw-new", "ceph_secret_key": DEFAULT_SECRET_KEY, "user": "operator"}
     assert session.get(Cluster, seed["id"]).editable_attributes["access"]["password"]["value"] == \
         "Orig-Access-Pw-31c7"
+
+
+def test_a_model_patch_refused_for_a_stored_secret_that_no_longer_fits_does_not_quote_it(apps, session):
+    """A secret-named value the release types as a number but which holds text: the schema's
+    message would quote it to whoever sent the patch."""
+    editable = {"service": {"api_key": {"type": "number", "value": "Stored-Api-Key-4e1f"},
+                            "user": {"type": "text", "value": "svc"}}}
+    admin = apps["admin"]
+    release = admin.post_json(API + "/releases/", release_body("Odd", "mitaka-9.0", editable)).json
+    cluster = admin.post_json(API + "/clusters/", {"name": "odd", "release_id": release["id"]}).json
+    for user in ("member", "admin"):
+        refused = _patch(apps[user], cluster, [
+            {"op": "replace", "path": "/attributes/editable/service/user", "value": "x"}], status=400)
+        assert "Stored-Api-Key-4e1f" not in refused.text
+        assert "secret is stored" in refused.json["message"]
+    assert session.get(Cluster, cluster["id"]).editable_attributes["service"]["user"]["value"] == "svc"
