@@ -15,6 +15,7 @@ URLS = [
     route("/clusters/<cluster_id>", clusters.ClusterHandler),
     route("/clusters/<cluster_id>/attributes", clusters.ClusterAttributesHandler),
     route("/clusters/<cluster_id>/attributes/defaults", clusters.ClusterAttributesDefaultsHandler),
+    route("/clusters/<cluster_id>/generated", clusters.ClusterGeneratedHandler),
     route("/clusters/<cluster_id>/extensions", clusters.ClusterExtensionsHandler),
     route("/clusters/<cluster_id>/assignment", clusters.ClusterAssignmentHandler),
     route("/clusters/<cluster_id>/unassignment", clusters.ClusterUnassignmentHandler),

@@ -1,6 +1,6 @@
 """Handlers of the upgrade resources under /clusters/<id>/upgrade."""
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, respond_with_task
+from nailgun_host.api.base import BaseHandler, respond_with_task, shown
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster
 from nailgun_host.objects import cluster as cluster_obj
@@ -69,4 +69,5 @@ class CreateUpgradeReleaseHandler(BaseHandler):
         base = release_obj.get(release_id)
         orig = cluster_obj.get(cluster_id)
         validators.check_upgrade_release_name(upgrade.upgrade_release_name(orig, base))
-        return release_obj.to_dict(upgrade.clone_release(orig, base))
+        release = upgrade.clone_release(orig, base)
+        return shown(release_obj.to_dict(release), release_obj.secret_pointers(release))

@@ -8,9 +8,16 @@ deployed (left ``new``, or holds a node past discovery), ids, the release, node 
 generated secrets never. A patch is checked
 whole (policy, then the resulting document against the model's schema, then the
 network rules of the host) before anything is written.
+
+Secrets: generated attributes always read as ``masking.MASK`` here (``/clusters/<id>/generated``
+serves them to whom may see them); the values of password (and secret-named) editable fields
+are ``editable_secrets``, which the handler masks for whoever may not see secrets. A patch
+applies to the model as its client sees it, and the mask it leaves at a secret keeps the
+stored value.
 """
 import copy
 import fnmatch
+import json
 
 import jsonpatch
 import jsonpointer
@@ -18,11 +25,12 @@ import jsonpointer
 from nailgun_host import errors
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import network
-from nailgun_host.objects.attributes import attribute_values
+from nailgun_host.objects.attributes import attribute_values, value_secrets
+from nailgun_host.secrets import classify, masking, pointers
 from nailgun_host.validation import validate_schema
 from nailgun_ext_upgrade import schemas
 
-MASK = "********"
+MASK = masking.MASK
 EDIT = ("add", "replace", "remove")
 NETWORK_FIELDS = ("cidr", "gateway", "vlan_start", "ip_ranges")
 
@@ -54,11 +62,18 @@ ATTRIBUTE_TYPES = {
 
 def mask(tree):
     """Generated attributes with every value hidden: the keys show what exists, never a secret."""
-    if isinstance(tree, dict):
-        return {key: mask(value) for key, value in tree.items()}
-    if isinstance(tree, list):
-        return [mask(value) for value in tree]
-    return MASK
+    return masking.mask(tree, classify.every_leaf(tree)) if tree else tree
+
+
+def editable_secrets(cluster):
+    """The pointers of the model's secret editable values (password and secret-named fields)."""
+    return {"/attributes/editable" + pointer for pointer in value_secrets(cluster.editable_attributes)}
+
+
+def generated_pointers(model):
+    """The pointers of the model's (masked) generated values."""
+    generated = model["attributes"]["generated"]
+    return {"/attributes/generated" + pointer for pointer in pointers.leaves(generated)} if generated else set()
 
 
 def _network(net):
@@ -89,9 +104,19 @@ def build(cluster):
     }
 
 
+def section_pointer(path):
+    """The RFC 6901 pointer of a model path from a URL (None, "" and "/" are the whole model)."""
+    return "/" + path.strip("/") if path and path.strip("/") else ""
+
+
+def within(secret, pointer):
+    """The pointers of ``secret`` inside the section at ``pointer``, relative to it."""
+    return {item[len(pointer):] for item in secret if item == pointer or item.startswith(pointer + "/")}
+
+
 def section(model, path):
     """The part of the model at an RFC 6901 path ("" or "/" is all of it); 404 if absent."""
-    pointer = "/" + path.strip("/") if path and path.strip("/") else ""
+    pointer = section_pointer(path)
     try:
         return jsonpointer.resolve_pointer(model, pointer)
     except jsonpointer.JsonPointerException:
@@ -221,8 +246,24 @@ def _editable_with(cluster, values):
     return editable
 
 
-def apply_patch(cluster, operations):
-    """Check the whole patch, then write what it changed; returns the new model."""
+def _validated(document, schema, secret):
+    """``validate_schema``, its message withheld when it would quote a secret value of ``document``."""
+    try:
+        validate_schema(document, schema)
+    except errors.InvalidData as exc:
+        quoted = [pointers.get(document, pointer) for pointer in secret if pointers.get(document, pointer, None)]
+        if any(repr(value) in exc.message or json.dumps(value) in exc.message for value in quoted):
+            raise errors.InvalidData("The patched model is not valid where a secret is stored (the reason "
+                                     "would quote it, so it is not shown)")
+        raise
+
+
+def apply_patch(cluster, operations, view=lambda model, secret: model):
+    """Check the whole patch, then write what it changed; returns the new model.
+
+    ``view(model, secret)`` is the model as the client sees it (masked for a reader): the
+    patch, ``test`` operations included, applies to that, and the mask left at a secret keeps it.
+    """
     validate_schema(operations, schemas.MODEL_PATCH)
     for operation in operations:
         argument = schemas.OPERATION_ARGUMENT.get(operation["op"])
@@ -231,8 +272,9 @@ def apply_patch(cluster, operations):
                 operation["op"], operation["path"], argument))
     check_policy(cluster, operations)
     before = build(cluster)
-    after = patched(before, operations)
-    validate_schema(after, schema_for(cluster))
+    secret = editable_secrets(cluster)
+    after = masking.unmask(patched(view(before, secret), operations), before, secret)
+    _validated(after, schema_for(cluster), secret)
     networks = _changed_networks(before, after)
     if after["name"] != before["name"]:
         cluster_obj.check_name_free(after["name"], cluster.id)

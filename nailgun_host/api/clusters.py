@@ -1,11 +1,13 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
-from nailgun_host import errors, extensions, policy, schemas
+from nailgun_host import errors, extensions, policy, schemas, secrets
 from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param,
-                                   list_param, respond_with_task, set_status)
+                                   list_param, respond_with_task, set_status, shown)
+from nailgun_host.objects import attributes
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import serializers
 from nailgun_host.objects import task as task_obj
+from nailgun_host.secrets import classify
 
 
 class ClusterCollectionHandler(CollectionHandler):
@@ -21,27 +23,42 @@ class ClusterHandler(ItemHandler):
 
 
 class ClusterAttributesHandler(BaseHandler):
-    """Editable attributes only: generated ones (credentials) never leave the server."""
+    """Editable attributes, their secret values masked for whoever may not see them; generated
+    ones (credentials) only through ``/generated``."""
 
     request_schemas = {"PUT": schemas.ATTRIBUTES, "PATCH": schemas.ATTRIBUTES}
 
     def GET(self, cluster_id):
-        return {"editable": cluster_obj.get(cluster_id).editable_attributes}
+        return _editable(cluster_obj.get(cluster_id).editable_attributes)
 
     def PUT(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
         cluster_obj.update_editable(cluster, self.body()["editable"], replace=True)
-        return {"editable": cluster.editable_attributes}
+        return _editable(cluster.editable_attributes)
 
     def PATCH(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
         cluster_obj.update_editable(cluster, self.body()["editable"])
-        return {"editable": cluster.editable_attributes}
+        return _editable(cluster.editable_attributes)
+
+
+def _editable(editable):
+    return {"editable": shown(editable, secrets.attribute_secrets(editable))}
 
 
 class ClusterAttributesDefaultsHandler(BaseHandler):
     def GET(self, cluster_id):
-        return {"editable": cluster_obj.get(cluster_id).release.attributes_metadata.get("editable", {})}
+        return _editable(cluster_obj.get(cluster_id).release.attributes_metadata.get("editable", {}))
+
+
+class ClusterGeneratedHandler(BaseHandler):
+    """Nailgun's ClusterGeneratedData: the generated attributes (credentials) as they are, to
+    identities allowed to read secrets only."""
+
+    policy_rules = {"GET": policy.READ_SECRETS, "HEAD": policy.READ_SECRETS}
+
+    def GET(self, cluster_id):
+        return cluster_obj.get(cluster_id).generated_attributes
 
 
 class ClusterExtensionsHandler(BaseHandler):
@@ -139,10 +156,13 @@ class ClusterDeployHandler(BaseHandler):
 
 
 class ClusterDeploymentDefaultsHandler(BaseHandler):
-    """GET the deployment info the orchestrator would get, per node, pipelines applied."""
+    """GET the deployment info the orchestrator would get, per node, pipelines applied: clear
+    for identities allowed to read secrets (it is what the deployment needs), masked for others."""
 
     def GET(self, cluster_id):
         cluster = cluster_obj.get(cluster_id)
         nodes = _selected_nodes(cluster, lambda n: True)
         info = serializers.deployment_info(cluster, nodes)
-        return [dict(info["common"], **node) for node in info["nodes"]]
+        editable = {"/editable" + pointer for pointer in attributes.value_secrets(cluster.editable_attributes)}
+        answer = [dict(info["common"], **node) for node in info["nodes"]]
+        return [shown(item, editable | classify.by_name(item, secrets.patterns())) for item in answer]

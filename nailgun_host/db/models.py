@@ -27,7 +27,8 @@ class Release(Base):
     state: Mapped[str] = mapped_column(sa.String(20), default="available")
     modes_metadata: Mapped[dict] = mapped_column(default=dict)
     roles_metadata: Mapped[dict] = mapped_column(default=dict)
-    attributes_metadata: Mapped[dict] = mapped_column(default=dict)
+    #: editable defaults of password fields sealed: a cluster made from the release starts with them
+    attributes_metadata: Mapped[dict] = mapped_column(SealedJSON(secrets.release_secrets), default=dict)
     networks_metadata: Mapped[dict] = mapped_column(default=dict)
     network_roles_metadata: Mapped[list] = mapped_column(default=list)
     components_metadata: Mapped[list] = mapped_column(default=list)
@@ -221,6 +222,7 @@ class Task(Base):
     graph_type: Mapped[str | None] = mapped_column(sa.String(255))
     time_start: Mapped[datetime.datetime | None] = mapped_column()
     time_end: Mapped[datetime.datetime | None] = mapped_column()
-    #: what the orchestrator was (or would have been) sent for this task
-    cache: Mapped[dict] = mapped_column(default=dict)
+    #: what the orchestrator was (or would have been) sent for this task: the deployment's
+    #: credentials among it, so sealed whole
+    cache: Mapped[dict] = mapped_column(SealedJSON(secrets.whole_document), default=dict)
 

@@ -8,6 +8,8 @@ import string
 import uuid
 
 from nailgun_host import errors
+from nailgun_host import secrets as host_secrets
+from nailgun_host.secrets import pointers
 from nailgun_host.settings import settings
 
 #: the generators a release's ``generated`` template may name
@@ -110,6 +112,17 @@ def attribute_values(editable):
     return {section: {key: field.get("value") for key, field in fields.items()
                       if key != "metadata" and isinstance(field, dict)}
             for section, fields in editable.items() if isinstance(fields, dict)}
+
+
+def value_secrets(editable):
+    """The secret pointers of ``attribute_values(editable)``: a field's ``/section/key/value/...``
+    there is ``/section/key/...``."""
+    found = set()
+    for pointer in host_secrets.attribute_secrets(editable):
+        parts = pointers.tokens(pointer)
+        if len(parts) >= 3 and parts[2] == "value":
+            found.add("".join("/" + pointers.escape(part) for part in parts[:2] + parts[3:]))
+    return found
 
 
 def merge_dicts(base, update):

@@ -1,13 +1,14 @@
 """Clusters (environments): creation with generated credentials, attributes, deletion."""
 import copy
 
-from nailgun_host import errors, extensions
+from nailgun_host import errors, extensions, secrets
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Node, NodeGroup, Release
 from nailgun_host.objects import network, pending_changes
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects.attributes import generate_attributes, merge_dicts
+from nailgun_host.secrets import masking
 from nailgun_host.settings import settings
 
 STATUSES = ("new", "deployment", "stopped", "operational", "error", "remove", "partially_deployed")
@@ -88,14 +89,22 @@ def delete(cluster):
 
 
 def update_editable(cluster, editable, replace=False):
-    """Set editable attribute values; with ``replace`` the whole tree is taken as given."""
-    if replace:
-        cluster.editable_attributes = copy.deepcopy(editable)
-    else:
-        cluster.editable_attributes = merge_dicts(cluster.editable_attributes, editable)
+    """Set editable attribute values; with ``replace`` the whole tree is taken as given.
+
+    The mask where a secret is stored keeps that secret (``masking.unmask``; 400 where none
+    is). Returns whether anything changed: only a change is a pending change and is told to
+    the extensions, so writing back what was read does nothing.
+    """
+    current = cluster.editable_attributes
+    wanted = copy.deepcopy(editable) if replace else merge_dicts(current, editable)
+    wanted = masking.unmask(wanted, current, secrets.attribute_secrets(wanted) | secrets.attribute_secrets(current))
+    if wanted == current:
+        return False
+    cluster.editable_attributes = wanted
     pending_changes.record(cluster, "attributes")
     extensions.fire("on_cluster_patch_attributes", cluster, {})
     db.flush()
+    return True
 
 
 def is_locked(cluster):

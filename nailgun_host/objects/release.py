@@ -5,10 +5,11 @@ import re
 
 import yaml
 
-from nailgun_host import errors
+from nailgun_host import errors, secrets
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.objects import attributes, network
+from nailgun_host.secrets import masking
 from nailgun_host.settings import settings
 
 DEFAULTS_FILE = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "release_defaults.yaml")
@@ -91,8 +92,19 @@ def check_metadata(data):
         network.check_network_roles(data["network_roles_metadata"])
 
 
+def _kept_secrets(data, stored):
+    """``data`` in which the mask at an editable default of a password field keeps the stored value
+    (400 where none is stored): a client writes back what it read."""
+    if "attributes_metadata" not in data:
+        return data
+    metadata = data["attributes_metadata"]
+    secret = secrets.release_secrets(metadata) | secrets.release_secrets(stored)
+    return dict(data, attributes_metadata=masking.unmask(metadata, stored, secret))
+
+
 def create(data):
     check_unique(data["name"], data["version"])
+    data = _kept_secrets(data, {})
     check_metadata(data)
     defaults = release_defaults()
     fields = {key: data[key] for key in ("name", "version", "description", "operating_system", "state")
@@ -107,6 +119,7 @@ def create(data):
 
 def update(release, data):
     check_unique(data.get("name", release.name), data.get("version", release.version), release)
+    data = _kept_secrets(data, release.attributes_metadata)
     check_metadata(data)
     for key in ("name", "version", "description", "operating_system", "state") + METADATA_FIELDS:
         if key in data:
@@ -120,6 +133,11 @@ def delete(release):
         raise errors.InvalidData("Can't delete release with clusters assigned")
     db.delete(release)
     db.flush()
+
+
+def secret_pointers(release):
+    """The secret leaves of ``to_dict(release)``: editable defaults of password (and secret-named) fields."""
+    return {"/attributes_metadata" + pointer for pointer in secrets.release_secrets(release.attributes_metadata)}
 
 
 def to_dict(release):

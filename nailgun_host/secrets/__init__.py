@@ -65,3 +65,18 @@ def attribute_secrets(attributes):
 def every_leaf(document):
     """Classifier of a cluster's generated attributes: all of them."""
     return classify.every_leaf(document)
+
+
+def release_secrets(metadata):
+    """Classifier of a release's ``attributes_metadata``: the editable defaults a cluster copies
+    (password fields and secret-named ones). The ``generated`` part is a template of generators,
+    not values."""
+    editable = metadata.get("editable") if isinstance(metadata, dict) else None
+    if not isinstance(editable, dict):
+        return set()
+    return {"/editable" + pointer for pointer in attribute_secrets(editable)}
+
+
+def whole_document(document):
+    """Classifier of a document that is secret as a whole (what the orchestrator is sent): one token."""
+    return {""} if document not in (None, {}, []) else set()

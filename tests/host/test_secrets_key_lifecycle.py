@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from cryptography.fernet import Fernet, InvalidToken
 
 from nailgun_host import secrets
-from nailgun_host.db.models import Cluster
+from nailgun_host.db.models import Cluster, Release
 from nailgun_host.secrets import keys, sealing
 from nailgun_host.settings import settings
 from tests.conftest import LiveServer
@@ -36,9 +36,12 @@ def nailgun_secrets(db_url, *args):
 
 
 def raw_tokens(session, cluster_id):
-    """Every Fernet token stored in the cluster's attribute columns, read as the database holds them."""
+    """Every Fernet token stored in the cluster's attribute columns and its release's metadata (password
+    defaults), read as the database holds them."""
     row = session.execute(sa.select(sa.type_coerce(Cluster.generated_attributes, RAW_JSON),
-                                    sa.type_coerce(Cluster.editable_attributes, RAW_JSON))
+                                    sa.type_coerce(Cluster.editable_attributes, RAW_JSON),
+                                    sa.type_coerce(Release.attributes_metadata, RAW_JSON))
+                          .join(Release, Release.id == Cluster.release_id)
                           .where(Cluster.id == cluster_id)).one()
     found = []
     stack = list(row)

@@ -14,6 +14,7 @@ import yaml
 
 from nailgun_host.db.models import Cluster, Task
 from nailgun_host.objects import task as task_obj
+from nailgun_host.secrets.masking import MASK
 from nailgun_ext_upgrade.models import UpgradeRelation
 from tests.auth_servers import (  # noqa: F401 (fixtures, for server_and_login)
     keystone_server, local_server, server_and_login)
@@ -98,7 +99,7 @@ def test_octane_upgrade_sequence(binary, auth_mode, request, env, session, deplo
     session.rollback()  # SQLite: a test transaction left open would hold the write lock the server needs
 
     model = cli.json("env", "model", "show", seed_id)
-    assert model["release"]["id"] == release_id and model["attributes"]["generated"]["mysql"]["root_password"] == "********"
+    assert model["release"]["id"] == release_id and model["attributes"]["generated"]["mysql"]["root_password"] == MASK
     assert cli.run("env", "model", "show", seed_id, "--path", "/node_groups/default/networks/public/cidr",
                    "-f", "value").stdout.strip() == "172.16.0.0/24"
 

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from nailgun_host.db.models import Cluster
+from nailgun_host.secrets.masking import MASK
 from tests.upgrade.conftest import CLONE, MODEL, error
 
 PATCH_TYPE = "application/env-model-json-patch"
@@ -26,7 +27,7 @@ def test_model_shows_the_environment_with_secrets_masked(upgrade_env, seed, sess
                           "networking_parameters", "node_groups", "nodes"}
     assert (model["name"], model["release"]["id"]) == ("seed", upgrade_env.new_release["id"])
     assert model["attributes"]["editable"]["common"]["debug"] is False
-    assert model["attributes"]["generated"]["mysql"]["root_password"] == "********"
+    assert model["attributes"]["generated"]["mysql"]["root_password"] == MASK
     secret = session.get(Cluster, seed["id"]).generated_attributes["mysql"]["root_password"]
     assert secret not in response.text
     assert set(model["node_groups"]["default"]["networks"]) == {"public", "management", "storage", "private"}
