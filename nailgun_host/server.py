@@ -298,10 +298,12 @@ def secrets_keys(argv=None):
                     "Rotation: rotate, then reencrypt, then retire.")
     _common_arguments(parser)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("status", help="the repository, its keys, and how many stored values need an old key")
+    commands.add_parser("status", help="the repository, its keys, and how many stored values are not yet under "
+                                       "the primary key")
     commands.add_parser("rotate", help="make the staged key the primary and stage a new one (running servers "
                                        "read what the new primary encrypts at once)")
-    commands.add_parser("reencrypt", help="encrypt every stored secret again under the primary key")
+    commands.add_parser("reencrypt", help="encrypt every stored secret again under the primary key (and seal "
+                                          "cluster secrets stored in clear by an older version)")
     retiring = commands.add_parser("retire", help="remove the keys older than the primary, once nothing needs them")
     retiring.add_argument("--force", action="store_true",
                           help="retire even if stored values still need an old key (they become unreadable)")
@@ -326,11 +328,11 @@ def secrets_keys(argv=None):
                 print("key repository {0}".format(path))
                 for number, role in secrets.keyset().roles():
                     print("  key {0}: {1}".format(number, role))
-                print("{0} stored value(s) need an older key than the primary".format(stale))
+                print("{0} stored value(s) not yet under the primary key".format(stale))
                 return 0
             if stale and not args.force:
-                raise StartupError("{0} stored value(s) still need an older key: run nailgun-secrets reencrypt "
-                                   "first".format(stale))
+                raise StartupError("{0} stored value(s) are not yet under the primary key: run nailgun-secrets "
+                                   "reencrypt first".format(stale))
             print("retired key(s): {0}".format(", ".join(map(str, keys.retire(path))) or "none"))
             return 0
         except keys.KeyRepositoryError as exc:

@@ -120,12 +120,16 @@ def check_keys(engine):
 
 
 def reencrypt_all(dry_run=False, batch=200):
-    """Encrypt every stored token again under the primary key; ``{"table.column": tokens renewed}``.
+    """Encrypt every stored token again under the primary key; ``{"table.column": values renewed}``.
+
+    A column with a classifier also gets sealed what it holds in clear and its classifier calls
+    secret now (rows from before a pattern was added). ConfigDB documents, sealed by their
+    writer with their definition's schema, are sealed anew at their next write.
 
     Reads and writes the stored JSON as it is (tokens, never clear values), in batches of rows,
     each its own transaction, so a large database is not locked for the whole run. A token is
     renewed with its value, so this is no change of any document (no new version). ``dry_run``
-    only counts the tokens that still need an older key.
+    only counts what would change.
     """
     keyset = secrets.keyset()
     renewed = {}
@@ -142,6 +146,11 @@ def reencrypt_all(dry_run=False, batch=200):
                 break
             for row in rows:
                 value, changed = sealing.reencrypt(row[-1], keyset)
+                if column.type.classifier is not None and value is not None:
+                    # and seal what is secret today but stored in clear (older data, a new pattern)
+                    before = sealing.count_sealed(value)
+                    value = sealing.seal(value, column.type.classifier(sealing.unseal(value, keyset)), keyset)
+                    changed += sealing.count_sealed(value) - before
                 count += changed
                 if changed and not dry_run:
                     db.execute(sa.update(table).where(*[c == v for c, v in zip(key, row[:-1])])

@@ -58,6 +58,20 @@ def reencrypt(document, keyset):
     return _map_sealed(document, renew), changed
 
 
+def count_sealed(document):
+    """How many sealed leaves ``document`` holds."""
+    count, stack = 0, [document]
+    while stack:
+        value = stack.pop()
+        if is_sealed(value):
+            count += 1
+        elif type(value) is dict:
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
+    return count
+
+
 def refuse_marker(key):
     if key == MARKER:
         raise errors.InvalidData("The key {0} is reserved: it marks an encrypted value".format(MARKER))

@@ -83,14 +83,14 @@ def test_rotate_reencrypt_retire_keeps_every_value(own_keys, app, env, session, 
     stale = int(status.stdout.strip().splitlines()[-1].split()[0])
     assert stale == len(tokens) + 1  # and the canary
     refused = nailgun_secrets(db_url, "retire")
-    assert refused.returncode == 1 and "run nailgun-secrets reencrypt first" in refused.stderr
+    assert refused.returncode == 1 and "run nailgun-secrets reencrypt first" in refused.stderr, refused.stderr
     assert 1 in key_files(own_keys)
 
     reencrypted = nailgun_secrets(db_url, "reencrypt")
     assert reencrypted.returncode == 0, reencrypted.stderr
     assert "clusters.generated_attributes: " in reencrypted.stdout
-    assert nailgun_secrets(db_url, "status").stdout.strip().endswith("0 stored value(s) need an older key "
-                                                                     "than the primary")
+    assert nailgun_secrets(db_url, "status").stdout.strip().endswith("\n0 stored value(s) not yet under the "
+                                                                     "primary key")
     retired = nailgun_secrets(db_url, "retire")
     assert (retired.returncode, retired.stdout.strip()) == (0, "retired key(s): 1"), retired.stderr
 
@@ -157,3 +157,20 @@ def test_the_encryption_marker_is_refused_in_what_clients_store(app, env):
                             {"editable": {"common": {"note": {"$fernet": "gAAAAAB"}}}}, expect_errors=True)
     assert answer.status_code == 400
     assert answer.json["message"] == "The key $fernet is reserved: it marks an encrypted value"
+
+
+def test_reencryption_seals_cluster_secrets_an_older_version_stored_in_clear(own_keys, app, env, session, db_url):
+    cluster = env.create()
+    generated, editable = stored_attributes(session, cluster["id"])
+    session.execute(sa.update(Cluster).where(Cluster.id == cluster["id"]).values(
+        generated_attributes=sa.type_coerce({"legacy": {"password": "LeGaCyPaSsWoRd"}}, RAW_JSON)))
+    session.commit()
+    assert "\n1 stored value(s) not yet under the primary key" in nailgun_secrets(db_url, "status").stdout
+    assert nailgun_secrets(db_url, "reencrypt").returncode == 0
+    raw = session.execute(sa.select(sa.type_coerce(Cluster.generated_attributes, RAW_JSON)).where(
+        Cluster.id == cluster["id"])).scalar()
+    session.rollback()
+    assert sealing.is_sealed(raw["legacy"]["password"])
+    assert stored_attributes(session, cluster["id"])[0] == {"legacy": {"password": "LeGaCyPaSsWoRd"}}
+    assert nailgun_secrets(db_url, "status").stdout.strip().endswith("\n0 stored value(s) not yet under the "
+                                                                     "primary key")
