@@ -38,10 +38,11 @@ IGNORED_METHODS = ("HEAD", "OPTIONS")
 
 #: sections whose console blocks must exist and run (a block turned into ```text by
 #: mistake would otherwise silently stop being checked)
-SESSIONS = ("A short tour", "Environment upgrade", "ConfigDB", "Authentication and TLS")
+SESSIONS = ("A short tour", "Environment upgrade", "ConfigDB", "Authentication and TLS", "Secrets")
 #: sections whose session runs against a server with these settings (in ``settings.yaml``,
 #: which ``NAILGUN_CONFIG`` names for the session's commands too); paths are under the session's directory
-SESSION_SETTINGS = {"Authentication and TLS": {"AUTH": {"method": "local", "users_file": "users.yaml"}}}
+SESSION_SETTINGS = {title: {"AUTH": {"method": "local", "users_file": "users.yaml"}}
+                    for title in ("Authentication and TLS", "Secrets")}
 #: the server address the README's commands use, replaced by the test server's
 README_ADDRESS = "127.0.0.1:8000"
 ELLIPSIS = "…"
@@ -198,8 +199,8 @@ def test_every_setting_is_documented_with_its_default():
 
 
 def test_every_option_of_the_console_scripts_is_documented():
-    text = section("Configuration") + section("Production") + section("Authentication and TLS")
-    for script in ("nailgun-api", "nailgun-syncdb", "nailgun-users"):
+    text = section("Configuration") + section("Production") + section("Authentication and TLS") + section("Secrets")
+    for script in ("nailgun-api", "nailgun-syncdb", "nailgun-users", "nailgun-secrets"):
         usage = subprocess.run([_bin(script), "--help"], capture_output=True, text=True, check=True).stdout
         for option in sorted(set(re.findall(r"(--[a-z][a-z-]+)", usage)) - {"--help"}):
             assert re.search(r"(?<![\w-]){0}(?![\w-])".format(option), text), (
