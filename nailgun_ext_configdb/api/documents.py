@@ -3,18 +3,25 @@
 A resource is named by id or name. A PUT by name answers 308 with the id-based URL
 (query string kept) as a path: built from the client's Host header, it would let a
 forged Host send the next PUT's body elsewhere. Everything else answers directly. GETs never write.
+
+Secrets (``objects.secrets``): an identity that may not see them reads every secret leaf as the
+mask, on every path that returns content (values, ``?version=``, ``?key=``, ``effective``,
+``show_lookup``, ``diff``), with ``X-Secrets-Masked: true``; one that may is never masked (nor
+classified for). Writes put the stored value back where a secret comes back as the mask, and
+``If-Match`` is compared with the ETag of the view the identity was given.
 """
 import urllib.parse
 
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import author, flag_param, id_param, query, set_status
+from nailgun_host.api.base import MASKED_HEADER, author, flag_param, id_param, query, sees_secrets, set_status
+from nailgun_host.secrets import masking
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
-from nailgun_ext_configdb.objects import environment, json_values, keys, levels, merge, resource_definition
+from nailgun_ext_configdb.objects import environment, json_values, keys, levels, merge, resource_definition, secrets
 
 PATH_SAFE = "/:@!$&'()*+,;="
 
@@ -48,24 +55,36 @@ class Target:
         return {"message": "Use the resource id: {0}".format(location), "errors": []}
 
     def write(self, data, document):
+        """Store ``data`` where it addresses; the mask at a secret leaf keeps the stored value."""
+        secret = secrets.of(self.resource, data)
+        data = masking.unmask(data, document.data if document is not None else {}, secret)
         if self.kind == VALUES:
-            resource_definition.validate_values(self.resource, data)
-        return document_obj.write(self.environment, self.resource.id, self.path, self.kind, data, author(),
+            resource_definition.validate_values(self.resource, data, secret)
+        return document_obj.write(self.environment, self.resource, self.path, self.kind, data, author(),
                                   document=document)
+
+    def check_if_match(self, document):
+        """412 unless If-Match has the ETag of ``document`` as this identity reads it (masked or not)."""
+        current = document.data if document is not None else {}
+        if not sees_secrets():
+            current = secrets.masked(current, secrets.of(self.resource, current))
+        check_if_match(current)
 
     def effective_tag(self, params):
         """A strong ETag of an effective GET, from the versions it merges rather than its body.
 
-        Revalidation (If-None-Match) then costs one light query and no merge.
+        Revalidation (If-None-Match) then costs one light query and no merge. Masked and clear
+        answers differ, so whether secrets are shown is part of it.
         """
-        state = [web.ctx.path, sorted(params.items()), self.environment.id,
+        state = [web.ctx.path, sorted(params.items()), sees_secrets(), self.environment.id,
                  self.environment.created_at.isoformat(), self.path,
                  [list(head) for head in document_obj.heads(self.environment.id, self.resource.id,
                                                             levels.prefixes(self.pairs))]]
         return etag(canonical(state))
 
     def effective(self, version=None):
-        """The merged values and their provenance, now or as of this document's ``version``."""
+        """The merged values, their provenance and the documents merged, now or as of this document's
+        ``version``."""
         paths = levels.prefixes(self.pairs)
         documents = document_obj.chain(self.environment.id, self.resource.id, paths)
         if version is None:
@@ -76,7 +95,8 @@ class Target:
         placed = {(d.level_path, d.kind): data.get(d.id, {}) for d in documents}
         layers = [((path, kind), placed[path, kind]) for path in paths for kind in (VALUES, OVERRIDES)
                   if (path, kind) in placed]
-        return merge.effective(layers)
+        merged, lookup = merge.effective(layers)
+        return merged, lookup, [layer for _, layer in layers]
 
 
 def version_to_dict(stored):
@@ -88,6 +108,14 @@ def version_to_dict(stored):
 def _describe(origin):
     path, kind = origin
     return levels.display(path), kind
+
+
+def _hide(document, secret, tokens):
+    """``document`` with its ``secret`` leaves masked; the header says so when the part the answer
+    shows (``tokens``: a key's) holds one."""
+    if secret and (tokens is None or secrets.under(secret, keys.pointer(document, tokens))):
+        web.header(MASKED_HEADER, "true")
+    return secrets.masked(document, secret)
 
 
 def _key_param(params):
@@ -112,20 +140,26 @@ class ConfigDocumentHandler(ConfigHandler):
         version = id_param("version")
         show_lookup = flag_param("show_lookup")
         tokens = _key_param(params)
-        tag = None
+        tag = lookup = None
         if flag_param("effective"):
             tag = target.effective_tag(params)
             if self.not_modified(tag):
                 return None
-            merged, lookup = target.effective(version)
-            result = merge.annotate(merged, lookup, _describe) if show_lookup else merged
+            result, lookup, layers = target.effective(version)
+            if not sees_secrets():
+                result = _hide(result, secrets.of_merged(target.resource, layers, result), tokens)
         elif show_lookup:
             raise errors.InvalidData("Lookup path tracing can be done only for effective values")
-        elif version is not None:
-            result = document_obj.version(target.document(), version).data
         else:
-            document = target.document()
-            result = document.data if document is not None else {}
+            if version is not None:
+                result = document_obj.version(target.document(), version).data
+            else:
+                document = target.document()
+                result = document.data if document is not None else {}
+            if not sees_secrets():
+                result = _hide(result, secrets.of(target.resource, result), tokens)
+        if show_lookup:
+            result = merge.annotate(result, lookup, _describe)
         if tokens is not None:
             result = keys.lookup_annotated(result, tokens) if show_lookup else keys.lookup(result, tokens)
         return self.respond(result, tag)
@@ -136,7 +170,7 @@ class ConfigDocumentHandler(ConfigHandler):
             return target.redirect_to_id()
         data = self.body(object_only=True)
         document = target.document()
-        check_if_match(document.data if document is not None else {})
+        target.check_if_match(document)
         target.write(data, document)
         set_status(204)
 
@@ -148,8 +182,8 @@ class ConfigDocumentKeysHandler(ConfigHandler):
         target = Target(environment_id, level_names, ref, kind, lock=True)
         paths = self.body()
         document = target.document()
+        target.check_if_match(document)
         current = document.data if document is not None else {}
-        check_if_match(current)
         target.write(keys.apply_operation(current, operation, paths), document)
         set_status(204)
 
@@ -169,7 +203,13 @@ class ConfigDocumentDiffHandler(ConfigHandler):
         old = document_obj.version(document, id_param("from", required=True)).data
         to = id_param("to")
         new = document_obj.version(document, to).data if to is not None else document.data
-        return self.respond(json_values.diff(old, new))
+        patch = json_values.diff(old, new)
+        if not sees_secrets():
+            secret = secrets.of(target.resource, old) | secrets.of(target.resource, new)
+            patch, hidden = secrets.masked_patch(patch, old, secret)
+            if hidden:
+                web.header(MASKED_HEADER, "true")
+        return self.respond(patch)
 
 
 class ConfigDocumentRevertHandler(ConfigHandler):
@@ -181,7 +221,7 @@ class ConfigDocumentRevertHandler(ConfigHandler):
         number = self.body()["version"]
         document = target.document()
         old = document_obj.version(document, number)
-        check_if_match(document.data)
+        target.check_if_match(document)
         stored = target.write(old.data, document)
         if stored is None:
             return version_to_dict(document_obj.version(document, document.version))

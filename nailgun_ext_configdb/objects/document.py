@@ -15,6 +15,7 @@ from nailgun_host.db import db
 from nailgun_host.settings import DEFAULTS, settings
 from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Document, DocumentVersion
+from nailgun_ext_configdb.objects import secrets
 from nailgun_ext_configdb.objects.json_values import json_equal, stored_form
 
 MAX_CHANGED_KEYS = 100
@@ -115,14 +116,18 @@ def _max_versions():
     return int(limit) if limit else None
 
 
-def write(environment, resource_id, level_path, kind, data, author, document=None):
-    """Store ``data`` as a new version; None (and nothing written) when it is the same JSON as the current one.
+def write(environment, resource, level_path, kind, data, author, document=None):
+    """Store ``data`` (clear) as a new version; None (and nothing written) when it is the same JSON as the
+    current one.
 
     ``data`` must be storable as it is on every database (``validation.check_storable``):
     a keys operation can make a document deeper than any body it came in. It is stored
-    in ``json_values.stored_form``, what every database gives back.
+    in ``json_values.stored_form``, what every database gives back, with its secret leaves
+    sealed (``secrets.seal``); the objects keep the clear values for the rest of the request,
+    and comparisons (no-op, ``changed_keys``) are made on them, so a new token is never a change.
     """
     data = stored_form(check_storable(data))
+    resource_id = resource.id
     document = document or find(environment.id, resource_id, level_path, kind)
     old = document.data if document is not None else {}
     if document is not None and json_equal(old, data):
@@ -134,15 +139,18 @@ def write(environment, resource_id, level_path, kind, data, author, document=Non
     environment.revision += 1
     document.revision = environment.revision
     document.version += 1
-    document.data = data
+    sealed = secrets.seal(resource, data)
+    document.data = sealed
     # SQLAlchemy compares JSON with ==, which would skip the UPDATE when only a type changed
     orm.attributes.flag_modified(document, "data")
     db.flush()
     stored = DocumentVersion(document_id=document.id, version=document.version,
-                             revision=environment.revision, data=data, author=author,
+                             revision=environment.revision, data=sealed, author=author,
                              changed_keys=changed_keys(old, data))
     db.add(stored)
     db.flush()
+    for written in (document, stored):  # stored sealed, seen clear by the rest of the request
+        orm.attributes.set_committed_value(written, "data", data)
     limit = _max_versions()
     if limit and document.version > limit:
         db.execute(sa.delete(DocumentVersion).where(

@@ -32,28 +32,42 @@ def _index(container, token):
     return index if 0 <= index < len(container) else None
 
 
-def lookup(doc, tokens):
-    """The value at ``tokens``; 404 when any step is missing or goes through a scalar."""
-    node = doc
+def _find(doc, tokens):
+    """(the value at ``tokens``, the JSON pointer naming it); 404 when any step is missing or goes through a scalar."""
+    node, path = doc, ""
     for depth, token in enumerate(tokens):
         if isinstance(node, dict) and str(token) in node:
             node = node[str(token)]
+            path += "/" + jsonpointer.escape(str(token))
         elif isinstance(node, list) and _index(node, token) is not None:
-            node = node[_index(node, token)]
+            index = _index(node, token)
+            node = node[index]
+            path += "/{0}".format(index)
         else:
             raise errors.ObjectNotFound("Key {0} is not found".format(
                 ".".join(str(t) for t in tokens[:depth + 1])))
-    return node
+    return node, path
+
+
+def lookup(doc, tokens):
+    """The value at ``tokens``; 404 when any step is missing or goes through a scalar."""
+    return _find(doc, tokens)[0]
+
+
+def pointer(doc, tokens):
+    """The JSON pointer of what ``lookup`` finds at ``tokens``, spelt as the document's keys and indexes."""
+    return _find(doc, tokens)[1]
 
 
 def _check_path(path, minimum):
+    """400 unless ``path`` is a key path; the message quotes its keys, never a value to set (it may be a secret)."""
     if not isinstance(path, list) or len(path) < minimum:
-        raise errors.InvalidData("Every key path must be a list of at least {0} items: {1}".format(
-            minimum, path))
+        raise errors.InvalidData("Every key path must be a list of at least {0} items{1}".format(
+            minimum, ": {0}".format(path) if isinstance(path, list) and minimum == 1 else ""))
     keys = path[:-1] if minimum == 2 else path
     for key in keys:
         if not isinstance(key, (str, int)) or isinstance(key, bool):
-            raise errors.InvalidData("Keys must be strings or integers: {0}".format(path))
+            raise errors.InvalidData("Keys must be strings or integers, not {0}".format(type(key).__name__))
 
 
 def _parent(doc, keys, create):

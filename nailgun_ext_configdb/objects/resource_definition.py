@@ -28,8 +28,8 @@ def check_content(content):
     return content
 
 
-def validate_values(resource, data):
-    """400 unless ``data`` follows the definition's schema.
+def validate_values(resource, data, secret=()):
+    """400 unless ``data`` follows the definition's schema; messages never quote the ``secret`` leaves.
 
     A schema stored before definitions were checked is checked here first: 409 names the
     definition to fix instead of a fetch, a loop or a 500.
@@ -42,7 +42,7 @@ def validate_values(resource, data):
     except errors.InvalidData as exc:
         raise errors.Conflict("Resource definition {0} cannot validate values: {1}".format(
             resource.id, exc.message))
-    value_schema.validate(data, schema)
+    value_schema.validate(data, schema, secret)
 
 
 def to_dict(resource):

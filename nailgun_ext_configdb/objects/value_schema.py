@@ -24,7 +24,7 @@ import referencing.exceptions
 from referencing.jsonschema import DRAFT4
 
 from nailgun_host import errors
-from nailgun_host.validation import validate_schema
+from nailgun_host.secrets import masking, pointers
 
 #: schema nodes once every ``$ref`` is expanded: bounds the work per validated value
 MAX_SCHEMA_NODES = 10000
@@ -142,7 +142,30 @@ def check(schema):
     return schema
 
 
-def validate(data, schema):
-    """400 when ``data`` does not follow ``schema`` (checked by ``check``): RE2 patterns, no retrieval."""
+def validate(data, schema, secret=()):
+    """400 when ``data`` does not follow ``schema`` (checked by ``check``): RE2 patterns, no retrieval.
+
+    jsonschema's messages quote the instance (``'hunter2' is not of type 'integer'``): where it
+    holds one of the ``secret`` leaves (JSON pointers), the message quotes it masked.
+    """
     validator = ValueValidator(schema, registry=REGISTRY, format_checker=jsonschema.FormatChecker())
-    return validate_schema(data, schema, validator=validator)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is None:
+        return data
+    where = "/".join(str(p) for p in error.absolute_path)
+    message = _scrubbed(error, secret)
+    raise errors.InvalidData(message if not where else "{0} (at '{1}')".format(message, where))
+
+
+def _scrubbed(error, secret):
+    """``error.message`` without the value of any secret leaf of its instance."""
+    pointer = "".join("/" + pointers.escape(p) for p in error.absolute_path)
+    inside = {s[len(pointer):] for s in secret if s == pointer or s.startswith(pointer + "/")}
+    if not inside:
+        return error.message
+    message = error.message.replace(repr(error.instance), repr(masking.mask(error.instance, inside)))
+    leaked = [pointers.get(error.instance, s) for s in inside]
+    if any(repr(value) in message for value in leaked if value != masking.MASK):
+        # quoted some other way: say which rule failed, never with what
+        return "a secret value does not follow the schema (its {0!r} rule)".format(error.validator)
+    return message

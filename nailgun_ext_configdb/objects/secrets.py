@@ -1,0 +1,91 @@
+"""Which leaves of a ConfigDB document are secret, and the views of a document that follow from it.
+
+One rule for values and overrides alike: the host's classifier (key-name patterns from the
+settings, ``format: password`` / ``x-secret: true`` in the resource definition's
+``content.schema``). Overrides are classified with their definition's schema too: they
+override the same keys. Everything here works on JSON pointers (RFC 6901) to leaves.
+"""
+from nailgun_host import secrets
+from nailgun_host.secrets import classify, masking, pointers, sealing
+from nailgun_ext_configdb.objects import resource_definition
+
+
+def of(resource, document):
+    """The secret pointers of a values or overrides ``document`` of ``resource``."""
+    return classify.secret_pointers(document, resource_definition.schema_of(resource), secrets.patterns())
+
+
+def seal(resource, document):
+    """``document`` as it is stored: each secret leaf a Fernet token under the primary key."""
+    return sealing.seal(document, of(resource, document), secrets.keyset())
+
+
+def unmask(resource, document, stored):
+    """``document`` with each mask at one of its secret pointers replaced by the value ``stored`` has
+    there, so that writing back what a reader was shown changes nothing (400 where nothing is stored)."""
+    return masking.unmask(document, stored, of(resource, document))
+
+
+def of_merged(resource, layers, merged):
+    """The secret pointers of the effective values ``merged`` from ``layers`` (documents).
+
+    What any layer says is secret stays secret once merged, whatever the merged document looks like;
+    the result names leaves of ``merged`` only (a layer's leaf filled in by a narrower layer: its leaves).
+    """
+    found = of(resource, merged)
+    for document in layers:
+        found |= of(resource, document)
+    return leaves_of(merged, found)
+
+
+def leaves_of(document, secret):
+    """The leaves of ``document`` at or under one of the pointers ``secret`` (absent ones dropped)."""
+    result = set()
+    for pointer in secret:
+        value = pointers.get(document, pointer, _ABSENT)
+        if value is not _ABSENT:
+            result.update(pointers.leaves(value, pointer))
+    return result
+
+
+def under(secret, prefix):
+    """The pointers of ``secret`` at or below ``prefix``, relative to it (``""``: ``prefix`` itself)."""
+    if prefix == "":
+        return set(secret)
+    return {pointer[len(prefix):] for pointer in secret
+            if pointer == prefix or pointer.startswith(prefix + "/")}
+
+
+def masked(document, secret):
+    """``document`` with ``MASK`` at each of the ``secret`` leaves (the same object when there is none)."""
+    return masking.mask(document, secret) if secret else document
+
+
+def masked_patch(patch, old, secret):
+    """(``patch`` from ``old`` with the secret parts of its values masked, whether any was masked).
+
+    ``secret``: the secret pointers of both documents. An op still says that a secret changed, was
+    added or removed; its value reads as the mask (an object value: its secret leaves do).
+    Appends (``/list/-``) are located at the index they land on, as ``json_values.diff`` orders them.
+    """
+    result, changed, appended = [], False, {}
+    for op in patch:
+        if "value" not in op:
+            result.append(op)
+            continue
+        path = op["path"]
+        if path.endswith("/-"):
+            parent = path[:-2]
+            appended[parent] = appended.get(parent, len(pointers.get(old, parent, [])))
+            path = "{0}/{1}".format(parent, appended[parent])
+            appended[parent] += 1
+        if any(path.startswith(s + "/") for s in secret):
+            value = masking.MASK  # inside what one of the documents has as a secret leaf
+        else:
+            value = masked(op["value"], under(secret, path))
+        changed = changed or value != op["value"]
+        result.append(dict(op, value=value))
+    return result, changed
+
+
+_ABSENT = object()

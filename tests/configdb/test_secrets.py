@@ -1,0 +1,313 @@
+"""ConfigDB keeps its secrets secret: sealed in every stored row, masked on every read path for
+identities that may not see them, kept when the mask is written back, never quoted by an error.
+
+Identities (local mode): reader (role reader), member (member), admin (admin), hiera (reader and hiera:
+the Hiera backends read, and see secrets).
+"""
+import base64
+import copy
+import json
+
+import pytest
+import sqlalchemy as sa
+import webtest
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+
+from nailgun_host.api.base import MASKED_HEADER
+from nailgun_host.app import build_wsgi
+from nailgun_host.secrets.masking import MASK
+from nailgun_host.settings import settings
+from tests.auth import write_users_file
+from tests.configdb.conftest import API
+
+USERS = {"reader": ("reader-pw", ["reader"]), "member": ("member-pw", ["member"]),
+         "admin": ("admin-pw", ["admin"]), "hiera": ("hiera-pw", ["reader", "hiera"])}
+MASKED, CLEAR = ("reader", "member"), ("admin", "hiera")
+#: a resource whose schema marks secrets the key names alone would not
+SCHEMA = {"type": "object", "maxProperties": 20, "properties": {
+    "pin": {"x-secret": True},
+    "service": {"type": "object", "properties": {"credential": {"type": "string", "format": "password"}}},
+    "port": {"type": "integer"}}}
+
+
+def auth(user):
+    token = base64.b64encode("{0}:{1}".format(user, USERS[user][0]).encode()).decode()
+    return {"Authorization": "Basic " + token}
+
+
+@pytest.fixture
+def app(migrated_db, tmp_path):
+    saved = copy.deepcopy(dict(settings))
+    users_file = write_users_file(str(tmp_path / "users.yaml"), USERS)
+    settings.reload(overrides={"AUTH": {"method": "local", "users_file": users_file}})
+    yield webtest.TestApp(build_wsgi())
+    settings.clear()
+    settings.update(saved)
+
+
+class Client:
+    """The ConfigDB document URLs of environment 1 (levels: nodes), as one identity."""
+
+    def __init__(self, app, rid):
+        self.app, self.rid = app, rid
+
+    def url(self, kind="values", levels="", suffix=""):
+        return "{0}/environments/1/{1}resources/{2}/{3}{4}".format(API, levels, self.rid, kind, suffix)
+
+    def get(self, user, query="", status=200, **kwargs):
+        url = self.url(**kwargs) + ("?" + query if query else "")
+        return self.app.get(url, headers=auth(user), status=status)
+
+    def put(self, user, data, status=204, headers=None, **kwargs):
+        return self.app.put_json(self.url(**kwargs), data, headers=dict(auth(user), **(headers or {})),
+                                 status=status)
+
+    def keys(self, user, operation, paths, status=204, headers=None, **kwargs):
+        return self.app.patch_json(self.url(suffix="/keys/" + operation, **kwargs), paths,
+                                   headers=dict(auth(user), **(headers or {})), status=status)
+
+    def history(self, **kwargs):
+        return self.get("admin", suffix="/history", **kwargs).json
+
+
+@pytest.fixture
+def cdb(app):
+    body = {"name": "comp", "resource_definitions": [{"name": "astute", "content": {"schema": SCHEMA}}]}
+    rid = app.post_json(API + "/components", body, headers=auth("admin"), status=201).json[
+        "resource_definitions"][0]["id"]
+    app.post_json(API + "/environments", {"components": ["comp"], "hierarchy_levels": ["nodes"]},
+                  headers=auth("admin"), status=201)
+    return Client(app, rid)
+
+
+ASTUTE = {"mysql": {"root_password": "Mv1yTbAk", "port": 3306},
+          "keystone": {"admin_token": "tOkEnVaLuE"},
+          "access": [{"user": "admin", "password": "AdMiNpW"}],
+          "pin": 4242, "service": {"credential": "CrEdEnTiAl", "name": "svc"}, "port": 3306}
+ASTUTE_SECRETS = ("Mv1yTbAk", "tOkEnVaLuE", "AdMiNpW", "4242", "CrEdEnTiAl")
+ASTUTE_MASKED = {"mysql": {"root_password": MASK, "port": 3306}, "keystone": {"admin_token": MASK},
+                 "access": [{"user": "admin", "password": MASK}],
+                 "pin": MASK, "service": {"credential": MASK, "name": "svc"}, "port": 3306}
+
+
+def raw_rows(session):
+    """The stored JSON of every document and version, as the database holds it (no type opens it)."""
+    text = []
+    for table in ("configdb_documents", "configdb_document_versions"):
+        rows = session.execute(sa.text("SELECT CAST(data AS TEXT) FROM {0}".format(table))).scalars().all()
+        assert rows, table
+        text.extend(rows)
+    session.rollback()
+    return text
+
+
+def test_every_stored_row_holds_secrets_as_tokens_only(cdb, session):
+    cdb.put("admin", ASTUTE)
+    cdb.put("admin", dict(ASTUTE, port=3307))
+    cdb.put("admin", {"rabbit": {"password": "RaBbItPw"}}, kind="overrides", levels="nodes/1/")
+    rows = raw_rows(session)
+    assert len(rows) == 5  # two documents, three versions
+    for row in rows:
+        assert "$fernet" in row
+        for secret in ASTUTE_SECRETS + ("RaBbItPw",):
+            assert secret not in row
+    assert cdb.get("admin").json == dict(ASTUTE, port=3307)
+    history = cdb.history()
+    assert history[1]["changed_keys"] == ["/port"]  # new tokens of the same secrets are no change
+
+
+def test_a_rewrite_of_the_same_secrets_is_no_new_version(cdb):
+    cdb.put("admin", ASTUTE)
+    cdb.put("admin", copy.deepcopy(ASTUTE))
+    assert [h["version"] for h in cdb.history()] == [1]
+
+
+@pytest.mark.parametrize("user", MASKED)
+def test_every_read_path_masks_for_readers_and_members(cdb, user):
+    cdb.put("admin", ASTUTE)
+    cdb.put("admin", dict(ASTUTE, mysql={"root_password": "NeWpAsS", "port": 3306}, extra={"token": "NeWtOk"}))
+    cdb.put("admin", {"mysql": {"port": 3307}, "keystone": {"admin_token": "OvErRiDe"}},
+            kind="overrides", levels="nodes/1/")
+    secrets = ASTUTE_SECRETS + ("NeWpAsS", "NeWtOk", "OvErRiDe")
+    answers = {
+        "values": cdb.get(user),
+        "version": cdb.get(user, "version=1"),
+        "key": cdb.get(user, "key=mysql"),
+        "secret key": cdb.get(user, "key=mysql.root_password"),
+        "pointer key": cdb.get(user, "key=/access/0"),
+        "overrides": cdb.get(user, kind="overrides", levels="nodes/1/"),
+        "effective": cdb.get(user, "effective", levels="nodes/1/"),
+        "effective key": cdb.get(user, "effective&key=keystone", levels="nodes/1/"),
+        "effective version": cdb.get(user, "effective&version=1"),
+        "lookup": cdb.get(user, "effective&show_lookup", levels="nodes/1/"),
+        "lookup key": cdb.get(user, "effective&show_lookup&key=mysql", levels="nodes/1/"),
+        "diff": cdb.get(user, "from=1&to=2", suffix="/diff"),
+    }
+    for name, answer in answers.items():
+        assert answer.headers.get(MASKED_HEADER) == "true", name
+        for secret in secrets:
+            assert secret not in answer.text, (name, secret)
+    assert answers["values"].json == dict(ASTUTE_MASKED, extra={"token": MASK})
+    assert answers["version"].json == ASTUTE_MASKED
+    assert answers["key"].json == {"root_password": MASK, "port": 3306}
+    assert answers["secret key"].json == MASK
+    assert answers["pointer key"].json == {"user": "admin", "password": MASK}
+    assert answers["overrides"].json == {"mysql": {"port": 3307}, "keystone": {"admin_token": MASK}}
+    assert answers["effective"].json["mysql"] == {"root_password": MASK, "port": 3307}
+    assert answers["effective key"].json == {"admin_token": MASK}
+    assert answers["effective version"].json == ASTUTE_MASKED
+    assert answers["lookup"].json["keystone"] == {"admin_token": [MASK, "/nodes/1/", "overrides"]}
+    assert answers["lookup key"].json == {"root_password": [MASK, "/", "values"],
+                                          "port": [3307, "/nodes/1/", "overrides"]}
+    # a diff still says which secrets changed
+    assert sorted(answers["diff"].json, key=lambda op: op["path"]) == [
+        {"op": "add", "path": "/extra", "value": {"token": MASK}},
+        {"op": "replace", "path": "/mysql/root_password", "value": MASK}]
+    # an answer whose part holds no secret says nothing is masked
+    plain = cdb.get(user, "key=mysql.port")
+    assert plain.json == 3306 and MASKED_HEADER not in plain.headers
+
+
+@pytest.mark.parametrize("user", CLEAR)
+def test_admins_and_hiera_read_clear_values_on_every_path(cdb, user):
+    cdb.put("admin", ASTUTE)
+    cdb.put("admin", dict(ASTUTE, port=1))
+    answers = [cdb.get(user), cdb.get(user, "version=1"), cdb.get(user, "effective"),
+               cdb.get(user, "effective&show_lookup&key=pin"), cdb.get(user, "from=1", suffix="/diff")]
+    for answer in answers:
+        assert MASKED_HEADER not in answer.headers
+    assert answers[0].json == answers[2].json == dict(ASTUTE, port=1)
+    assert answers[1].json == ASTUTE
+    assert answers[4].json == [{"op": "replace", "path": "/port", "value": 1}]
+    assert answers[3].json == [4242, "/", "values"]
+
+
+def test_effective_etags_differ_between_masked_and_clear_views(cdb):
+    cdb.put("admin", ASTUTE)
+    reader = cdb.get("reader", "effective")
+    admin = cdb.get("admin", "effective")
+    assert reader.headers["ETag"] != admin.headers["ETag"]
+    cdb.app.get(cdb.url() + "?effective", headers=dict(auth("reader"), **{"If-None-Match": reader.headers["ETag"]}),
+                status=304)
+    again = cdb.app.get(cdb.url() + "?effective", headers=dict(auth("hiera"), **{"If-None-Match": reader.headers[
+        "ETag"]}), status=200)
+    assert again.json == ASTUTE
+
+
+def test_a_members_read_modify_write_keeps_the_secrets(cdb):
+    cdb.put("admin", ASTUTE)
+    read = cdb.get("member")
+    cdb.put("member", read.json, headers={"If-Match": read.headers["ETag"]})
+    cdb.keys("member", "set", [["mysql", read.json["mysql"]], ["pin", MASK]],
+             headers={"If-Match": read.headers["ETag"]})
+    assert [h["version"] for h in cdb.history()] == [1]
+    edited = dict(read.json, port=3307)
+    cdb.put("member", edited, headers={"If-Match": read.headers["ETag"]})
+    assert cdb.get("admin").json == dict(ASTUTE, port=3307)
+    assert cdb.history()[-1]["changed_keys"] == ["/port"]
+    # the ETag of the clear document is not the member's: If-Match with it fails
+    cdb.put("member", edited, status=412, headers={"If-Match": cdb.get("admin").headers["ETag"]})
+    cdb.put("member", dict(edited, port=1), status=412, headers={"If-Match": read.headers["ETag"]})
+
+
+def test_a_member_sets_a_new_secret_and_reverts_through_the_mask(cdb):
+    cdb.put("admin", ASTUTE)
+    cdb.keys("member", "set", [["mysql", "root_password", "ChAnGeD"]])
+    assert cdb.get("admin", "key=mysql.root_password").json == "ChAnGeD"
+    answer = cdb.app.post_json(cdb.url(suffix="/revert"), {"version": 1}, headers=auth("member"), status=201)
+    assert "Mv1yTbAk" not in answer.text
+    assert cdb.get("admin").json == ASTUTE
+
+
+@pytest.mark.parametrize("write", [
+    lambda cdb: cdb.put("admin", dict(ASTUTE, rabbit={"password": MASK}), status=400),
+    lambda cdb: cdb.put("member", {"mysql": {"root_password": MASK}}, status=400, kind="overrides"),
+    lambda cdb: cdb.keys("member", "set", [["keystone", "service_token", MASK]], status=400),
+    lambda cdb: cdb.keys("admin", "set", [["new", {"password": MASK}]], status=400),
+])
+def test_the_mask_where_nothing_is_stored_is_refused(cdb, session, write):
+    cdb.put("admin", ASTUTE)
+    before = (cdb.get("admin").json, cdb.history(), raw_rows(session))
+    answer = write(cdb)
+    assert "no value is stored" in answer.json["message"]
+    assert (cdb.get("admin").json, cdb.history(), raw_rows(session)) == before
+
+
+@pytest.mark.parametrize("body, where", [
+    (dict({"k{0}".format(n): n for n in range(20)}, db_password="hunter2hunter2"), None),
+    ({"service": {"credential": 991199}}, "service/credential"),
+    ({"service": {"credential": ["hunter2hunter2"]}}, "service/credential"),
+    ({"port": {"password": "hunter2hunter2"}}, "port"),
+])
+def test_schema_errors_never_quote_a_secret(cdb, session, body, where):
+    answer = cdb.put("admin", body, status=400)
+    assert "hunter2hunter2" not in answer.text and "991199" not in answer.text
+    assert MASK in answer.json["message"]
+    if where:
+        assert where in answer.json["message"]
+    assert session.execute(sa.text("SELECT count(*) FROM configdb_document_versions")).scalar() == 0
+
+
+def test_key_path_errors_never_quote_a_value(cdb):
+    cdb.put("admin", ASTUTE)
+    answer = cdb.keys("admin", "set", [[{"a": 1}, "hunter2hunter2"]], status=400)
+    assert "hunter2hunter2" not in answer.text
+
+
+# -- property: random documents, secrets at random depths ------------------------------------
+
+SECRET_NAMES = ("password", "db_password", "admin_token", "secret_key", "root_passwd", "private_key")
+PLAIN_NAMES = ("host", "nodes", "a", "b", "user", "settings")
+SECRET_PREFIX = "S3cR3t"
+plain_leaf = st.one_of(st.integers(-100, 100), st.booleans(), st.none(), st.text("abc", max_size=4))
+secret_leaf = st.one_of(st.integers(0, 10 ** 6).map(lambda n: "{0}{1}".format(SECRET_PREFIX, n)),
+                        st.integers(0, 10 ** 6).map(lambda n: 7770000000 + n),
+                        st.just({}), st.just([]))
+secret_value = st.recursive(secret_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(PLAIN_NAMES), inner, max_size=3)), max_leaves=6)
+document = st.recursive(
+    st.dictionaries(st.sampled_from(SECRET_NAMES), secret_value, max_size=2),
+    lambda inner: st.dictionaries(st.sampled_from(PLAIN_NAMES + SECRET_NAMES), st.one_of(plain_leaf, inner), max_size=4)
+    .flatmap(lambda d: st.dictionaries(st.sampled_from(SECRET_NAMES), secret_value, max_size=1).map(
+        lambda s: dict(d, **s))),
+    max_leaves=12)
+schema_marked = st.fixed_dictionaries({}, optional={
+    "pin": secret_value, "service": st.fixed_dictionaries({}, optional={
+        "credential": st.integers(0, 10 ** 6).map(lambda n: "{0}{1}".format(SECRET_PREFIX, n)),
+        "name": st.text("abc", max_size=3)})})
+
+
+def leaks(text):
+    return SECRET_PREFIX in text or "7770" in text
+
+
+@hypothesis_settings(max_examples=30, deadline=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(values=st.tuples(document, schema_marked).map(lambda pair: dict(pair[0], **pair[1])), overrides=document)
+def test_no_read_path_shows_a_secret_to_a_reader_and_the_mask_written_back_changes_nothing(
+        cdb, session, values, overrides):
+    cdb.put("admin", values)
+    cdb.put("admin", overrides, kind="overrides", levels="nodes/1/")
+    for user in CLEAR:
+        assert cdb.get(user).json == values
+        assert cdb.get(user, kind="overrides", levels="nodes/1/").json == overrides
+    version = cdb.history()[-1]["version"]
+    paths = [("", {}), ("effective", {"levels": "nodes/1/"}), ("effective&show_lookup", {"levels": "nodes/1/"}),
+             ("version={0}".format(version), {}), ("", {"kind": "overrides", "levels": "nodes/1/"}),
+             ("from=1", {"suffix": "/diff"})]
+    paths += [("key=" + key, {}) for key in values] + [("effective&key=" + key, {"levels": "nodes/1/"})
+                                                       for key in overrides]
+    for query, where in paths:
+        for user in MASKED:
+            assert not leaks(cdb.get(user, query, **where).text), (user, query)
+    for row in raw_rows(session):
+        assert not leaks(row)
+    for kind, levels in (("values", ""), ("overrides", "nodes/1/")):
+        before = cdb.history(kind=kind, levels=levels)
+        read = cdb.get("member", kind=kind, levels=levels)
+        cdb.put("member", read.json, kind=kind, levels=levels, headers={"If-Match": read.headers["ETag"]})
+        if read.json:
+            cdb.keys("member", "set", [[key, value] for key, value in read.json.items()], kind=kind, levels=levels)
+        assert cdb.history(kind=kind, levels=levels) == before
+    assert cdb.get("admin").json == values
+    assert cdb.get("admin", kind="overrides", levels="nodes/1/").json == overrides
