@@ -506,7 +506,7 @@ def test_a_chunked_login_is_read(local_app):
 
 
 def test_users_command_knows_every_role_the_rules_name(tmp_path, monkeypatch, capsys):
-    """The roles nailgun-users accepts without a warning are read from the rules: a new one (hiera) is never left out."""
+    """The roles nailgun-users accepts without a warning come from the rules: a new one (hiera) is never left out."""
     import io
 
     from nailgun_host import server

@@ -9,7 +9,8 @@
 #     :hierarchy: [override/node, ..., astute]  # default: Fuel's order (ConfigDB::FUEL_HIERARCHY)
 #     :cache_ttl: 5                          # seconds before a data source is revalidated (ETag)
 #     :auth_user: hiera                      # HTTP Basic, or with :keystone_url a Keystone token; an identity
-#     :auth_pass: hiera-pw                   # with roles reader and hiera (others read secrets masked: the lookup fails)
+#     :auth_pass: hiera-pw                   # with roles reader and hiera (others read secrets masked: the
+#                                            # lookup fails)
 #     :keystone_url: http://10.20.0.2:5000/v3  # optional; :project_name (admin), :user_domain_name and
 #                                              # :project_domain_name (Default) scope the token
 #     :headers: {X-Site: dc1}                # sent with every request
