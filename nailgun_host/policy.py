@@ -32,7 +32,7 @@ READ_SECRETS = "nailgun:read_secrets"
 
 RULES = (
     policy.RuleDefault("admin_required", "role:admin", description="The cloud's administrators."),
-    policy.RuleDefault(READ, "role:reader or role:member or role:admin",
+    policy.RuleDefault(READ, "role:reader or role:member or role:admin or role:hiera",
                        description="Every GET: read clusters, nodes, the environment model and ConfigDB."),
     policy.RuleDefault(WRITE, "role:member or role:admin",
                        description="Every write that is not admin-only (POST, PUT, PATCH, DELETE)."),

@@ -281,3 +281,61 @@ def users(argv=None):
         return 0
 
     return _run(parser, main, argv)
+
+
+def secrets_keys(argv=None):
+    """``nailgun-secrets``: the key repository of the secrets at rest (README "Secrets")."""
+    from nailgun_host import secrets
+    from nailgun_host.db import sealed
+    from nailgun_host.extensions import get_all_extensions
+    from nailgun_host.secrets import keys
+
+    parser = argparse.ArgumentParser(
+        prog="nailgun-secrets",
+        description="Look after the Fernet keys that encrypt secrets at rest (SECRETS.key_repository). "
+                    "Rotation: rotate, then reencrypt, then retire.")
+    _common_arguments(parser)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("status", help="the repository, its keys, and how many stored values need an old key")
+    commands.add_parser("rotate", help="make the staged key the primary and stage a new one (running servers "
+                                       "read what the new primary encrypts at once)")
+    commands.add_parser("reencrypt", help="encrypt every stored secret again under the primary key")
+    retiring = commands.add_parser("retire", help="remove the keys older than the primary, once nothing needs them")
+    retiring.add_argument("--force", action="store_true",
+                          help="retire even if stored values still need an old key (they become unreadable)")
+
+    def main(args):
+        url = _load_settings(args)
+        path = secrets.repository_path()
+        try:
+            if args.command == "rotate":
+                print("key {0} is the primary of {1}; now run: nailgun-secrets reencrypt".format(
+                    keys.rotate(path), path))
+                return 0
+            _use_database(url, migrate=False)
+            get_all_extensions()  # their tables hold secrets too
+            sealed.check_keys(db.get_engine())
+            if args.command == "reencrypt":
+                for column, count in sealed.reencrypt_all().items():
+                    print("{0}: {1} value(s) encrypted again".format(column, count))
+                return 0
+            stale = sum(sealed.reencrypt_all(dry_run=True).values())
+            if args.command == "status":
+                print("key repository {0}".format(path))
+                for number, role in secrets.keyset().roles():
+                    print("  key {0}: {1}".format(number, role))
+                print("{0} stored value(s) need an older key than the primary".format(stale))
+                return 0
+            if stale and not args.force:
+                raise StartupError("{0} stored value(s) still need an older key: run nailgun-secrets reencrypt "
+                                   "first".format(stale))
+            print("retired key(s): {0}".format(", ".join(map(str, keys.retire(path))) or "none"))
+            return 0
+        except keys.KeyRepositoryError as exc:
+            raise StartupError(str(exc))
+        except sqlalchemy.exc.DBAPIError as exc:
+            raise StartupError("cannot use the database {0}: {1}".format(_shown(url), str(exc).splitlines()[0]))
+        finally:
+            db.db.remove()
+
+    return _run(parser, main, argv)

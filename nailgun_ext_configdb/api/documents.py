@@ -16,7 +16,6 @@ import web
 
 from nailgun_host import errors
 from nailgun_host.api.base import MASKED_HEADER, author, flag_param, id_param, query, sees_secrets, set_status
-from nailgun_host.secrets import masking
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
@@ -56,10 +55,9 @@ class Target:
 
     def write(self, data, document):
         """Store ``data`` where it addresses; the mask at a secret leaf keeps the stored value."""
-        secret = secrets.of(self.resource, data)
-        data = masking.unmask(data, document.data if document is not None else {}, secret)
+        data = secrets.unmask(self.resource, data, document.data if document is not None else {})
         if self.kind == VALUES:
-            resource_definition.validate_values(self.resource, data, secret)
+            resource_definition.validate_values(self.resource, data, secrets.of(self.resource, data))
         return document_obj.write(self.environment, self.resource, self.path, self.kind, data, author(),
                                   document=document)
 

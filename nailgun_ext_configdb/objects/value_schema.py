@@ -161,6 +161,8 @@ def _scrubbed(error, secret):
     """``error.message`` without the value of any secret leaf of its instance."""
     pointer = "".join("/" + pointers.escape(p) for p in error.absolute_path)
     inside = {s[len(pointer):] for s in secret if s == pointer or s.startswith(pointer + "/")}
+    if any(pointer.startswith(s + "/") for s in secret):
+        inside = {""}  # the instance lies inside a secret
     if not inside:
         return error.message
     message = error.message.replace(repr(error.instance), repr(masking.mask(error.instance, inside)))

@@ -67,16 +67,18 @@ def _sqlite_pragmas(dbapi_connection, _record):
 
 
 def make_engine(url):
-    """An engine for ``url``; SQLite gets foreign keys, WAL and thread sharing."""
+    """An engine for ``url``; SQLite gets foreign keys, WAL and thread sharing.
+
+    Its errors and logs never show a statement's parameters: they may be values a client sent."""
     url = sa.make_url(url)
     if url.get_backend_name() == "sqlite":
         if url.database and url.database != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(url.database)), exist_ok=True)
-        engine = sa.create_engine(url, connect_args={"check_same_thread": False})
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False}, hide_parameters=True)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
-    return sa.create_engine(url, pool_pre_ping=True)
+    return sa.create_engine(url, pool_pre_ping=True, hide_parameters=True)
 
 
 def configure(url):

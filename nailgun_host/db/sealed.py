@@ -119,17 +119,19 @@ def check_keys(engine):
             "database was used with (or restore it from its backup).".format(keyset.path))
 
 
-def reencrypt_all(batch=200):
-    """Encrypt every stored token again under the primary key; ``{table.column: tokens renewed}``.
+def reencrypt_all(dry_run=False, batch=200):
+    """Encrypt every stored token again under the primary key; ``{"table.column": tokens renewed}``.
 
-    Reads and writes the stored JSON as it is (tokens, never clear values), row by row in
-    batches, each batch its own transaction, so a large database is not locked for the whole run.
+    Reads and writes the stored JSON as it is (tokens, never clear values), in batches of rows,
+    each its own transaction, so a large database is not locked for the whole run. A token is
+    renewed with its value, so this is no change of any document (no new version). ``dry_run``
+    only counts the tokens that still need an older key.
     """
     keyset = secrets.keyset()
     renewed = {}
     for table, column in sealed_columns():
         raw = sa.type_coerce(column, sa.JSON().with_variant(JSONB(), "postgresql"))
-        key = table.primary_key.columns.values()
+        key = list(table.primary_key.columns)
         count, last = 0, None
         while True:
             query = sa.select(*key, raw).order_by(*key).limit(batch)
@@ -140,15 +142,17 @@ def reencrypt_all(batch=200):
                 break
             for row in rows:
                 value, changed = sealing.reencrypt(row[-1], keyset)
-                if changed:
+                count += changed
+                if changed and not dry_run:
                     db.execute(sa.update(table).where(*[c == v for c, v in zip(key, row[:-1])])
                                .values({column.name: sa.type_coerce(value, raw.type)}))
-                    count += changed
             last = tuple(rows[-1][:-1])
             db.commit()
         renewed["{0}.{1}".format(table.name, column.name)] = count
     canary = db.get(SecretsCanary, 1)
     if canary is not None and not keyset.is_current(canary.token):
-        canary.token = keyset.reencrypt(canary.token)
+        renewed[SecretsCanary.__tablename__ + ".token"] = 1
+        if not dry_run:
+            canary.token = keyset.reencrypt(canary.token)
         db.commit()
     return renewed

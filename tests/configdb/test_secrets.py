@@ -13,15 +13,19 @@ import sqlalchemy as sa
 import webtest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
+from nailgun_host import errors
 from nailgun_host.api.base import MASKED_HEADER
 from nailgun_host.app import build_wsgi
+from nailgun_host.secrets import classify
 from nailgun_host.secrets.masking import MASK
 from nailgun_host.settings import settings
+from nailgun_ext_configdb.objects import value_schema
 from tests.auth import write_users_file
 from tests.configdb.conftest import API
 
 USERS = {"reader": ("reader-pw", ["reader"]), "member": ("member-pw", ["member"]),
-         "admin": ("admin-pw", ["admin"]), "hiera": ("hiera-pw", ["reader", "hiera"])}
+         "admin": ("admin-pw", ["admin"]), "hiera": ("hiera-pw", ["reader", "hiera"]),
+         "puppet": ("puppet-pw", ["hiera"])}
 MASKED, CLEAR = ("reader", "member"), ("admin", "hiera")
 #: a resource whose schema marks secrets the key names alone would not
 SCHEMA = {"type": "object", "maxProperties": 20, "properties": {
@@ -168,6 +172,20 @@ def test_every_read_path_masks_for_readers_and_members(cdb, user):
     assert plain.json == 3306 and MASKED_HEADER not in plain.headers
 
 
+def test_a_diff_masks_appended_secrets_and_secrets_inside_new_objects(cdb):
+    cdb.put("admin", {"api_tokens": ["TkOne"], "hosts": ["a"], "db": {"port": 1}})
+    cdb.put("admin", {"api_tokens": ["TkOne", "TkTwo", "TkThree"], "hosts": ["a", "b"],
+                      "db": {"port": 1, "conf": {"password": "DbPw", "user": "nova"}}})
+    answer = cdb.get("reader", "from=1", suffix="/diff")
+    assert answer.headers[MASKED_HEADER] == "true"
+    assert sorted(answer.json, key=json.dumps) == sorted([
+        {"op": "add", "path": "/api_tokens/-", "value": MASK}, {"op": "add", "path": "/api_tokens/-", "value": MASK},
+        {"op": "add", "path": "/hosts/-", "value": "b"},
+        {"op": "add", "path": "/db/conf", "value": {"password": MASK, "user": "nova"}}], key=json.dumps)
+    plain = cdb.get("reader", "from=2&to=2", suffix="/diff")
+    assert plain.json == [] and MASKED_HEADER not in plain.headers
+
+
 @pytest.mark.parametrize("user", CLEAR)
 def test_admins_and_hiera_read_clear_values_on_every_path(cdb, user):
     cdb.put("admin", ASTUTE)
@@ -180,6 +198,13 @@ def test_admins_and_hiera_read_clear_values_on_every_path(cdb, user):
     assert answers[1].json == ASTUTE
     assert answers[4].json == [{"op": "replace", "path": "/port", "value": 1}]
     assert answers[3].json == [4242, "/", "values"]
+
+
+def test_the_hiera_role_alone_reads_clear_values_and_writes_nothing(cdb):
+    cdb.put("admin", ASTUTE)
+    assert cdb.get("puppet", "effective").json == ASTUTE
+    refused = cdb.put("puppet", ASTUTE, status=403)
+    assert refused.json["errors"] == ["nailgun:write"]
 
 
 def test_effective_etags_differ_between_masked_and_clear_views(cdb):
@@ -311,3 +336,15 @@ def test_no_read_path_shows_a_secret_to_a_reader_and_the_mask_written_back_chang
         assert cdb.history(kind=kind, levels=levels) == before
     assert cdb.get("admin").json == values
     assert cdb.get("admin", kind="overrides", levels="nodes/1/").json == overrides
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(doc=document.filter(bool), schema=st.sampled_from([
+    {"additionalProperties": {"type": "integer"}}, {"maxProperties": 0}, {"not": {"type": "object"}},
+    {"additionalProperties": {"additionalProperties": {"type": "integer"}}}, {"anyOf": [{"type": "array"}]}]))
+def test_no_schema_error_quotes_a_secret(doc, schema):
+    """Whatever rule fails, on whatever part of a document, its message never quotes a secret leaf."""
+    try:
+        value_schema.validate(doc, schema, classify.secret_pointers(doc, schema))
+    except errors.InvalidData as exc:
+        assert not leaks(exc.message)

@@ -1,0 +1,156 @@
+"""The key repository as an operator looks after it: ``nailgun-secrets`` rotate, reencrypt, retire; the
+canary that stops a server started with keys that do not fit its database."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+import sqlalchemy as sa
+from cryptography.fernet import Fernet, InvalidToken
+
+from nailgun_host import secrets
+from nailgun_host.db.models import Cluster
+from nailgun_host.secrets import keys, sealing
+from nailgun_host.settings import settings
+from tests.conftest import LiveServer
+
+BIN = os.path.dirname(sys.executable)
+RAW_JSON = sa.JSON()
+
+
+@pytest.fixture
+def own_keys(tmp_path, monkeypatch):
+    """A key repository of this test's own (the canary is emptied with the tables before each test)."""
+    path = str(tmp_path / "keys")
+    monkeypatch.setenv("NAILGUN_KEY_REPOSITORY", path)
+    settings["SECRETS"]["key_repository"] = path
+    return path
+
+
+def nailgun_secrets(db_url, *args):
+    return subprocess.run([os.path.join(BIN, "nailgun-secrets"), "--db-url", db_url] + list(args),
+                          capture_output=True, text=True, timeout=60)
+
+
+def raw_tokens(session, cluster_id):
+    """Every Fernet token stored in the cluster's attribute columns, read as the database holds them."""
+    row = session.execute(sa.select(sa.type_coerce(Cluster.generated_attributes, RAW_JSON),
+                                    sa.type_coerce(Cluster.editable_attributes, RAW_JSON))
+                          .where(Cluster.id == cluster_id)).one()
+    found = []
+    stack = list(row)
+    while stack:
+        value = stack.pop()
+        if sealing.is_sealed(value):
+            found.append(value[sealing.MARKER])
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    session.rollback()
+    return found
+
+
+def stored_attributes(session, cluster_id):
+    session.expire_all()
+    cluster = session.get(Cluster, cluster_id)
+    values = (cluster.generated_attributes, cluster.editable_attributes)
+    session.rollback()
+    return values
+
+
+def key_files(path):
+    return {int(name): open(os.path.join(path, name), "rb").read().strip() for name in os.listdir(path)}
+
+
+def test_rotate_reencrypt_retire_keeps_every_value(own_keys, app, env, session, db_url):
+    cluster = env.create()
+    before = stored_attributes(session, cluster["id"])
+    assert before[0]["mysql"]["root_password"]
+    tokens = raw_tokens(session, cluster["id"])
+    assert len(tokens) > 10
+
+    rotated = nailgun_secrets(db_url, "rotate")
+    assert rotated.returncode == 0, rotated.stderr
+    status = nailgun_secrets(db_url, "status")
+    assert "key 2: primary" in status.stdout and "key 1: old" in status.stdout
+    stale = int(status.stdout.strip().splitlines()[-1].split()[0])
+    assert stale == len(tokens) + 1  # and the canary
+    refused = nailgun_secrets(db_url, "retire")
+    assert refused.returncode == 1 and "run nailgun-secrets reencrypt first" in refused.stderr
+    assert 1 in key_files(own_keys)
+
+    reencrypted = nailgun_secrets(db_url, "reencrypt")
+    assert reencrypted.returncode == 0, reencrypted.stderr
+    assert "clusters.generated_attributes: " in reencrypted.stdout
+    assert nailgun_secrets(db_url, "status").stdout.strip().endswith("0 stored value(s) need an older key "
+                                                                     "than the primary")
+    retired = nailgun_secrets(db_url, "retire")
+    assert (retired.returncode, retired.stdout.strip()) == (0, "retired key(s): 1"), retired.stderr
+
+    files = key_files(own_keys)
+    assert sorted(files) == [0, 2]
+    primary = Fernet(files[2])
+    for token in raw_tokens(session, cluster["id"]):
+        primary.decrypt(token.encode())  # each one now under the primary alone
+        with pytest.raises(InvalidToken):
+            Fernet(files[0]).decrypt(token.encode())
+    assert stored_attributes(session, cluster["id"]) == before
+
+
+def test_reencryption_is_not_a_change_of_any_document(own_keys, app, env, session, db_url):
+    cluster = env.create()
+    shown = app.get("/api/v1/clusters/{0}/".format(cluster["id"])).json
+    attributes = app.get("/api/v1/clusters/{0}/attributes".format(cluster["id"])).json
+    assert nailgun_secrets(db_url, "rotate").returncode == 0
+    assert nailgun_secrets(db_url, "reencrypt").returncode == 0
+    assert app.get("/api/v1/clusters/{0}/".format(cluster["id"])).json == shown
+    assert app.get("/api/v1/clusters/{0}/attributes".format(cluster["id"])).json == attributes
+
+
+def test_a_server_started_with_keys_that_do_not_fit_the_database_stops_with_a_message(own_keys, app, env,
+                                                                                       db_url, tmp_path):
+    env.create()  # the app wrote the canary with this test's keys
+    for repository in (str(tmp_path / "other"), str(tmp_path / "missing" / "keys")):
+        if repository.endswith("other"):
+            keys.load(repository)  # another, valid repository
+        started = subprocess.run(
+            [sys.executable, "-c", "from nailgun_host.server import serve; serve()", "--db-url", db_url,
+             "--no-migrate", "--port", "1"],
+            env=dict(os.environ, NAILGUN_KEY_REPOSITORY=repository), capture_output=True, text=True, timeout=60)
+        assert started.returncode == 1
+        assert "does not hold the keys this database's secrets are encrypted with" in started.stderr
+        assert "Traceback" not in started.stderr
+
+
+def test_keys_that_stop_fitting_under_a_running_server_answer_503_not_garbage(own_keys, app, env, db_url,
+                                                                            tmp_path):
+    cluster = env.create()
+    copy = str(tmp_path / "served-keys")
+    shutil.copytree(own_keys, copy)
+    server = LiveServer(db_url, env={"NAILGUN_KEY_REPOSITORY": copy})
+    try:
+        url = server.url + "/api/v1/clusters/{0}/attributes".format(cluster["id"])
+        assert requests.get(url, timeout=10).status_code == 200
+        for name in os.listdir(copy):  # an operator restores the wrong backup over it
+            os.unlink(os.path.join(copy, name))
+        keys.load(copy)
+        os.utime(copy, ns=(1, 1))  # a new stamp even within the filesystem's time resolution
+        time.sleep(secrets.RECHECK_AFTER + 0.2)
+        answer = requests.get(url, timeout=10)
+        assert answer.status_code == 503
+        assert answer.json()["message"] == ("The server cannot read its secrets' keys; an operator must fix its "
+                                            "key repository")
+    finally:
+        server.stop()
+
+
+def test_the_encryption_marker_is_refused_in_what_clients_store(app, env):
+    cluster = env.create()
+    answer = app.patch_json("/api/v1/clusters/{0}/attributes".format(cluster["id"]),
+                            {"editable": {"common": {"note": {"$fernet": "gAAAAAB"}}}}, expect_errors=True)
+    assert answer.status_code == 400
+    assert answer.json["message"] == "The key $fernet is reserved: it marks an encrypted value"
