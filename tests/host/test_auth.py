@@ -520,14 +520,14 @@ def test_users_command_knows_every_role_the_rules_name(tmp_path, monkeypatch, ca
 
 def test_a_user_given_the_hiera_role_by_nailgun_users_reads_secrets_in_clear(migrated_db, tmp_path, auth_settings,
                                                                            monkeypatch):
-    """Local mode: ``nailgun-users set hiera --role reader --role hiera`` is the Puppet master's identity."""
+    """Local mode: ``nailgun-users set hiera --role hiera`` (that one role) is the Puppet master's identity."""
     import io
 
     from nailgun_host import server
     from nailgun_host.api.base import MASKED_HEADER
 
     users_file = str(tmp_path / "users.yaml")
-    for name, roles in (("hiera", ["reader", "hiera"]), ("reader", ["reader"]), ("admin", ["admin"])):
+    for name, roles in (("hiera", ["hiera"]), ("reader", ["reader"]), ("admin", ["admin"])):
         monkeypatch.setattr("sys.stdin", io.StringIO(name + "-pw\n"))
         argv = ["--users-file", users_file, "set", name]
         assert server.users(argv + [part for role in roles for part in ("--role", role)]) == 0
