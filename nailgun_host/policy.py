@@ -46,6 +46,11 @@ RULES = (
 )
 
 
+def known_roles():
+    """The roles the rules in code give rights to (read from the rules, so a new role is never forgotten)."""
+    return {role for rule in RULES for role in re.findall(r"role:([^\s()]+)", rule.check_str)}
+
+
 class PolicyFileError(ValueError):
     """The policy file cannot be read or one of its rules does not parse."""
 

@@ -218,14 +218,12 @@ def _read_password(args):
     return password
 
 
-#: the roles the rules in code give rights to (nailgun_host.policy)
-KNOWN_ROLES = {"reader", "member", "admin", "service", "hiera"}
-
-
 def users(argv=None):
     """``nailgun-users``: add, change, remove and list the users of local authentication."""
+    from nailgun_host import policy
     from nailgun_host.auth import local
 
+    known_roles = policy.known_roles()
     parser = argparse.ArgumentParser(
         prog="nailgun-users",
         description="Keep the users file of AUTH method local (AUTH.users_file): bcrypt password hashes and roles. "
@@ -237,7 +235,7 @@ def users(argv=None):
                                               "from stdin when it is not a terminal, else prompted")
     setting.add_argument("name")
     setting.add_argument("--role", action="append", required=True,
-                         help="a role (reader, member, admin, service); repeat for several")
+                         help="a role ({0}); repeat for several".format(", ".join(sorted(known_roles))))
     setting.add_argument("--keep-password", action="store_true", help="change only the roles of an existing user")
     deleting = commands.add_parser("delete", help="remove a user (their tokens stop working)")
     deleting.add_argument("name")
@@ -263,10 +261,10 @@ def users(argv=None):
             if not args.name or ":" in args.name or args.name != args.name.strip():
                 raise StartupError("a user name must not be empty, contain ':' (HTTP Basic could not carry it) "
                                    "or start or end with a space")
-            unknown = sorted(set(args.role) - KNOWN_ROLES)
+            unknown = sorted(set(args.role) - known_roles)
             if unknown:
                 print("nailgun-users: warning: no rule in code names the role(s) {0} (known: {1}); only a policy "
-                      "file can give them rights".format(", ".join(unknown), ", ".join(sorted(KNOWN_ROLES))),
+                      "file can give them rights".format(", ".join(unknown), ", ".join(sorted(known_roles))),
                       file=sys.stderr)
             entry = content["users"].get(args.name)
             if args.keep_password and entry is None:

@@ -15,7 +15,8 @@ from tests.conftest import LiveServer
 from tests.keystone import USERS
 
 #: roles in project admin of the users both modes know (the nailgun service user is Keystone's only)
-ROLES = {"admin": ["admin"], "member": ["member"], "reader": ["reader"], "puppet": ["reader", "service"]}
+ROLES = {"admin": ["admin"], "member": ["member"], "reader": ["reader"], "puppet": ["reader", "service"],
+         "hiera": ["reader", "hiera"]}
 LOCAL_USERS = {name: USERS[name] for name in ROLES}
 
 

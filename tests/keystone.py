@@ -8,6 +8,7 @@ import contextlib
 import glob
 import grp
 import hashlib
+import json
 import os
 import pwd
 import shutil
@@ -29,6 +30,7 @@ USERS = {
     "reader": "reader-pw",
     "puppet": "puppet-pw",
     "nailgun": "nailgun-pw",
+    "hiera": "hiera-pw",
 }
 #: (user, project, roles) given after bootstrap (which makes admin an admin of project admin)
 ASSIGNMENTS = [
@@ -36,6 +38,8 @@ ASSIGNMENTS = [
     ("member", "admin", ["member"]),
     ("puppet", "admin", ["reader", "service"]),
     ("nailgun", "services", ["service", "admin"]),
+    # the Puppet master's Hiera backends: read, and see secrets in clear (policy nailgun:read_secrets)
+    ("hiera", "admin", ["reader", "hiera"]),
 ]
 SHORT_TOKEN_SECONDS = 3
 #: what a bootstrapped Keystone is made of, in its working directory
@@ -157,8 +161,13 @@ class Keystone:
             raise
 
     def _state_key(self):
-        """Changes with this module and with the Keystone installed."""
+        """Changes with this module, the users and roles it gives, and the Keystone installed.
+
+        A saved state never gets new assignments: a user or role added here (the hiera role of
+        issue 11) makes a new key, so the next run bootstraps a state that has it.
+        """
         digest = hashlib.sha256(open(__file__, "rb").read())
+        digest.update(json.dumps([USERS, ASSIGNMENTS], sort_keys=True).encode())
         digest.update(os.path.realpath(self.venv).encode())
         digest.update(" ".join(sorted(glob.glob(os.path.join(self.venv, "lib", "*", "site-packages",
                                                              "keystone-*.dist-info")))).encode())
@@ -245,7 +254,7 @@ class Keystone:
 
         projects = {"admin": ensure("project", "admin", {}),
                     "services": ensure("project", "services", {"domain_id": "default"})}
-        roles = {name: ensure("role", name, {}) for name in ("reader", "member", "admin", "service")}
+        roles = {name: ensure("role", name, {}) for name in sorted({r for _, _, rs in ASSIGNMENTS for r in rs})}
         for user, project, user_roles in ASSIGNMENTS:
             user_id = ensure("user", user, {"domain_id": "default", "password": self.users[user]})
             for role in user_roles:

@@ -13,6 +13,9 @@ from nailgun_ext_configdb.cli.formats import TYPES, cell, parse_typed, read_docu
 from nailgun_ext_configdb.cli.paths import ConfigDBError, NodeResolver, parse_levels, resource_path
 from nailgun_host.client import ClientMixin
 
+MASKED_NOTE = ("Secret values read as <secret>: this identity may not see them (the roles admin and hiera may). "
+               "Writing <secret> back keeps the stored value.\n")
+
 
 class ResourceMixin(ClientMixin):
     """The arguments that address one resource of an environment at a level, and its URL."""
@@ -38,6 +41,14 @@ class ConfigCommand(ResourceMixin, Command):
 
     def emit(self, text):
         self.app.stdout.write(text + "\n")
+
+    def fetch(self, path, params):
+        """The server's JSON; when it masked secrets for this identity, a note on stderr says so (stdout
+        stays the data, so that a masked download can be edited and sent back: the mask keeps the value)."""
+        data, masked = self.client.get_shown(path, params=params)
+        if masked:
+            self.app.stderr.write(MASKED_NOTE)
+        return data
 
 
 class ConfigGet(ConfigCommand):
@@ -65,7 +76,7 @@ class ConfigGet(ConfigCommand):
             params["key"] = args.key
         if args.as_of is not None:
             params["version"] = str(args.as_of)
-        data = self.client.get(self.path(args), params=params)
+        data = self.fetch(self.path(args), params)
         if args.key and args.format != "plain":
             data = {args.key: data}
         self.emit(render(data, args.format))
@@ -153,7 +164,7 @@ class ConfigDiff(ConfigCommand):
         params = {"from": str(args.from_version)}
         if args.to_version is not None:
             params["to"] = str(args.to_version)
-        self.emit(render(self.client.get(self.path(args, suffix="/diff"), params=params), args.format))
+        self.emit(render(self.fetch(self.path(args, suffix="/diff"), params), args.format))
 
 
 class ConfigRevert(ConfigCommand):

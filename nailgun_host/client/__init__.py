@@ -13,6 +13,8 @@ import yaml
 from nailgun_host.client import fuel2, transports
 from nailgun_host.client.errors import APIError
 
+#: the server's answer masks at least one secret for this identity (nailgun_host.api.base.MASKED_HEADER)
+MASKED_HEADER = "X-Secrets-Masked"
 DEFAULTS = {
     "SERVER_ADDRESS": "127.0.0.1",
     "SERVER_PORT": "8000",
@@ -95,6 +97,15 @@ class APIClient:
 
     def get(self, path, **kwargs):
         return self.request("GET", path, **kwargs)
+
+    def get_shown(self, path, **kwargs):
+        """(the JSON body, whether the server masked secrets in it for this identity: README "Secrets")."""
+        response = self.request("GET", path, raw=True, **kwargs)
+        try:
+            body = response.json()
+        except ValueError:
+            raise APIError(response.status_code, "The server answered with a body that is not JSON")
+        return body, response.headers.get(MASKED_HEADER, "").strip().lower() == "true"
 
     def post(self, path, data=None, **kwargs):
         return self.request("POST", path, data, **kwargs)

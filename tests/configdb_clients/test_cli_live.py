@@ -4,6 +4,7 @@ The commands run through fuel-ext's ``main(argv)`` in this process. The spec's u
 end to end through the real ``fuel2``, and the error reporting (messages, exit codes) through the
 ``fuel-ext`` script and ``fuel2``.
 """
+import copy
 import json
 import os
 
@@ -15,6 +16,7 @@ from nailgun_ext_configdb.cli.paths import ROOT
 from nailgun_host.client import APIClient
 from tests.commands import IN_PROCESS
 from tests.configdb_clients.conftest import FUEL2, FUEL_EXT_SCRIPT, HIERA_TREE, tree_sources
+from tests.keystone import USERS
 
 
 def test_tuning_box_cli_demo(fuel):
@@ -264,3 +266,92 @@ def test_fuel2_logs_our_commands_in_as_fuelclient_does(fuel, auth_mode, tmp_path
     assert nobody.returncode == 1
     assert "{0} (no user: set --os-username/--os-password or OS_USERNAME/OS_PASSWORD)".format(login) \
         in nobody.stderr, nobody.stderr
+
+
+# -- secrets (issue 11): fuel2 shows the mask to whoever may not see secrets, and a masked download goes back ------
+
+MASK = "<secret>"
+#: the secret leaves of the fixture tree's node-1 data sources (key names matching the secret patterns)
+SECRET_LEAVES = {"astute": [("mysql", "root_password"), ("mysql", "wsrep_password"), ("nova", "db_password"),
+                            ("nova", "user_password")],
+                 "globals": [("keystone_hash", "admin_token")]}
+NODE_1 = ("--env", "1", "--level", "node=node-1.domain.tld")
+
+
+def as_user(fuel, user):
+    """The same command lines, logged in as ``user`` (one password in Keystone and in the users file)."""
+    other = copy.copy(fuel)
+    other.environ = dict(fuel.environ, OS_USERNAME=user, OS_PASSWORD=USERS[user])
+    return other
+
+
+def masked(source):
+    """The fixture tree's ``source`` as an identity that may not see secrets reads it."""
+    data = copy.deepcopy(tree_sources()[source])
+    for parent, key in SECRET_LEAVES.get(source, []):
+        data[parent][key] = MASK
+    return data
+
+
+def secret_values():
+    sources = tree_sources()
+    return [sources[source][parent][key] for source, leaves in SECRET_LEAVES.items() for parent, key in leaves]
+
+
+@pytest.mark.parametrize("fuel, auth_mode", [(FUEL2, "keystone"), (FUEL2, "local")], indirect=True)
+def test_fuel2_shows_the_mask_to_a_reader_and_the_values_to_admin_and_hiera(fuel, auth_mode, linked_env):
+    _upload_node_1(fuel)
+    astute = ("config", "get", *NODE_1, "--resource", "astute")
+    fuel("config", "set", *NODE_1, "--resource", "astute", "--key", "mysql.root_password", "--value", "n3wRoot")
+    fuel("config", "override", *NODE_1, "--resource", "astute", "--key", "nova.db_password", "--value", "0verDb")
+    changed = dict(tree_sources()["astute"], mysql=dict(tree_sources()["astute"]["mysql"], root_password="n3wRoot"))
+    effective = dict(changed, nova=dict(changed["nova"], db_password="0verDb"))
+    whole = fuel(*astute)  # as admin
+    assert json.loads(whole.stdout) == effective and MASK not in whole.stderr
+    hiera = as_user(fuel, "hiera")
+    assert json.loads(hiera(*astute).stdout) == effective
+    assert hiera(*astute, "--key", "nova.db_password", "--format", "plain").stdout == "0verDb\n"
+    assert json.loads(hiera(*astute, "--raw").stdout) == changed
+    assert json.loads(hiera(*astute, "--as-of", "1").stdout) == tree_sources()["astute"]
+    diff = json.loads(hiera("config", "diff", *NODE_1, "--resource", "astute", "--from", "1").stdout)
+    assert diff == [{"op": "replace", "path": "/mysql/root_password", "value": "n3wRoot"}]
+    secrets = secret_values() + ["n3wRoot", "0verDb"]
+    run = as_user(fuel, "reader")  # a member reads as a reader does: the round trip below
+    whole = run(*astute)
+    assert json.loads(whole.stdout) == masked("astute")
+    assert "Secret values read as <secret>: this identity may not see them" in whole.stderr
+    outputs = [whole.stdout,
+               run(*astute, "--key", "nova.db_password", "--format", "plain").stdout,
+               run(*astute, "--key", "mysql", "--format", "yaml").stdout,
+               run(*astute, "--raw").stdout,
+               run(*astute, "--override").stdout,
+               run(*astute, "--show-lookup").stdout,
+               run(*astute, "--as-of", "1").stdout,
+               run("config", "diff", *NODE_1, "--resource", "astute", "--from", "1").stdout,
+               run("config", "history", *NODE_1, "--resource", "astute", "-f", "json").stdout,
+               run("config", "get", *NODE_1, "--resource", "globals").stdout]
+    assert outputs[1] == MASK + "\n"
+    assert json.loads(outputs[7]) == [{"op": "replace", "path": "/mysql/root_password", "value": MASK}]
+    assert json.loads(outputs[9]) == masked("globals")
+    for output in outputs:
+        assert not [value for value in secrets if value in output], output
+
+
+@pytest.mark.parametrize("fuel, auth_mode", [(FUEL2, "local")], indirect=True)
+def test_a_masked_download_uploaded_again_changes_nothing(fuel, auth_mode, linked_env, tmp_path):
+    """A member downloads node-1's data sources (secrets masked), uploads the files back: every stored value,
+    secrets included, stays as it was, and no source gets a new version."""
+    _upload_node_1(fuel)
+    member = as_user(fuel, "member")
+    for source in tree_sources():
+        target = tmp_path / (source + ".yaml")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(member("config", "get", *NODE_1, "--resource", source, "--raw", "--format", "yaml").stdout)
+    assert yaml.safe_load((tmp_path / "astute.yaml").read_text()) == masked("astute")
+    uploaded = member("config", "upload", "--env", "1", "--node", "node-1.domain.tld", "--dir", tmp_path)
+    assert uploaded.stdout == "Uploaded {0} data sources of node node-1.domain.tld to environment 1\n".format(
+        len(tree_sources()))
+    for source, data in tree_sources().items():
+        assert json.loads(fuel("config", "get", *NODE_1, "--resource", source, "--raw").stdout) == data, source
+        history = fuel("config", "history", *NODE_1, "--resource", source, "-f", "json")
+        assert len(json.loads(history.stdout)) == 1, source

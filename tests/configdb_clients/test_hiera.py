@@ -112,7 +112,10 @@ def test_an_unreachable_server_fails_the_puppet_run(tmp_path):
 
 # -- with authentication (issue 10): a server in local or keystone mode on the test database ----------------
 
-PUPPET = {"auth_user": "puppet", "auth_pass": "puppet-pw"}  # roles reader and service, in Keystone and the users file
+#: the Puppet master's identity: roles reader and hiera (it sees secrets), in Keystone and the users file
+HIERA = {"auth_user": "hiera", "auth_pass": "hiera-pw"}
+#: an identity that reads secrets masked
+READER = {"auth_user": "reader", "auth_pass": "reader-pw"}
 #: one Ruby process: a lookup, the process's Keystone token revoked, the data store emptied, the lookup again
 RENEWAL = """require 'hiera'
 require 'json'
@@ -134,16 +137,19 @@ puts JSON.generate('first' => first, 'revoked' => revoked, 'second' => second,
 """
 
 
+def _identity(mode, request, user):
+    """The backends' options for ``user`` (HIERA or READER) in ``mode``: Keystone tokens or HTTP Basic."""
+    if mode == "keystone":
+        return dict(user, keystone_url=request.getfixturevalue("keystone").auth_url)
+    return dict(user)
+
+
 @pytest.fixture(params=["local", "keystone"])
 def secured(request, uploaded, db_url):
     """(the ConfigDB URL of a server in that mode, the credentials the backends are given, the mode)."""
-    if request.param == "keystone":
-        keystone = request.getfixturevalue("keystone")
-        settings, credentials = keystone.settings(), dict(PUPPET, keystone_url=keystone.auth_url)
-    else:
-        settings, credentials = local_settings(), dict(PUPPET)
+    settings = request.getfixturevalue("keystone").settings() if request.param == "keystone" else local_settings()
     server = auth_server(db_url, settings)
-    yield server.url + "/api/v1/config", credentials, request.param
+    yield server.url + "/api/v1/config", _identity(request.param, request, HIERA), request.param
     server.stop()
 
 
@@ -157,7 +163,7 @@ def puppet_lookup(codedir, directory, key):
 def test_hiera_3_and_puppet_7_read_with_credentials(secured, tmp_path):
     url, credentials, mode = secured
     scope = puppet_env.write_scope(tmp_path)
-    variants = [credentials] + ([PUPPET] if mode == "keystone" else [])  # keystone mode takes Basic too
+    variants = [credentials] + ([HIERA] if mode == "keystone" else [])  # keystone mode takes Basic too
     for number, options in enumerate(variants):
         directory = tmp_path / str(number)
         directory.mkdir()
@@ -178,8 +184,8 @@ def test_no_or_wrong_credentials_fail_the_lookup(secured, tmp_path):
     wrong = dict(credentials, auth_pass="not-the-password")
     refused = hiera(puppet_env.write_hiera3(tmp_path / "wrong", url, **wrong), scope, "deployment_id")
     assert refused.returncode != 0 and refused.stdout == ""
-    assert ("Keystone at {0}/auth/tokens refused user 'puppet'".format(credentials["keystone_url"])
-            if mode == "keystone" else "ConfigDB refused the credentials of user 'puppet' (HTTP Basic) (401)") \
+    assert ("Keystone at {0}/auth/tokens refused user 'hiera'".format(credentials["keystone_url"])
+            if mode == "keystone" else "ConfigDB refused the credentials of user 'hiera' (HTTP Basic) (401)") \
         in refused.stderr
     assert "not-the-password" not in refused.stderr
     run = puppet_env.puppet_apply(puppet_env.write_puppet_code(tmp_path / "code", url, **wrong),
@@ -191,7 +197,7 @@ def test_a_revoked_keystone_token_is_renewed_once(uploaded, db_url, keystone, tm
     server = auth_server(db_url, keystone.settings())
     try:
         config = puppet_env.write_hiera3(tmp_path, server.url + "/api/v1/config", keystone_url=keystone.auth_url,
-                                         **PUPPET)
+                                         **HIERA)
         script = tmp_path / "renewal.rb"
         script.write_text(RENEWAL)
         result = subprocess.run(["ruby", str(script), str(config), str(puppet_env.write_scope(tmp_path))],
@@ -211,7 +217,7 @@ def test_hiera_and_puppet_over_https_trust_only_the_ssl_ca_cert(uploaded, db_url
         for name, ca_file in (("right", tls.ca_file), ("wrong", tls.wrong_ca_file)):
             directory = tmp_path / name
             directory.mkdir()
-            options = dict(PUPPET, ssl_ca_cert=str(ca_file))
+            options = dict(HIERA, ssl_ca_cert=str(ca_file))
             looked_up = hiera(puppet_env.write_hiera3(directory, url, **options), scope, "deployment_id")
             applied = puppet_env.puppet_apply(puppet_env.write_puppet_code(directory / "code", url, **options),
                                               'notice("deployment_id=${lookup("deployment_id")}")')
@@ -223,3 +229,38 @@ def test_hiera_and_puppet_over_https_trust_only_the_ssl_ca_cert(uploaded, db_url
                 assert applied.returncode == 1 and "certificate verify failed" in applied.stderr
     finally:
         server.stop()
+
+
+# -- secrets (issue 11): only an identity with the hiera role gets clear values; others fail the lookup ------
+
+ROOT_PASSWORD = "Mv1yTbAk"  # astute.yaml's mysql.root_password in the fixture tree
+
+
+def test_a_password_reads_in_clear_with_the_hiera_role_and_fails_with_a_reader(secured, request, tmp_path):
+    """Hiera 3 and Puppet 7 (Hiera 5), in local and keystone mode: the hiera identity gets the password, a reader's
+    lookup fails naming the fix, and neither the value nor the mask reaches Puppet."""
+    url, hiera_identity, mode = secured
+    scope = puppet_env.write_scope(tmp_path)
+    for name, options in (("hiera", hiera_identity), ("reader", _identity(mode, request, READER))):
+        directory = tmp_path / name
+        directory.mkdir()
+        hiera_3 = hiera(puppet_env.write_hiera3(directory, url, **options), scope, "mysql")
+        codedir = puppet_env.write_puppet_code(directory / "code", url, **options)
+        hiera_5 = puppet_lookup(codedir, directory, "mysql.root_password")
+        applied = puppet_env.puppet_apply(codedir, 'notice("root=${lookup("mysql")["root_password"]}")')
+        if name == "hiera":
+            assert hiera_3.returncode == 0 and '"root_password"=>"{0}"'.format(ROOT_PASSWORD) in hiera_3.stdout, \
+                hiera_3.stderr
+            assert (hiera_5.returncode, json.loads(hiera_5.stdout)) == (0, ROOT_PASSWORD), hiera_5.stderr
+            assert applied.returncode == 0 and "root=" + ROOT_PASSWORD in applied.stdout, applied.stderr
+            continue
+        message = "the identity 'reader' may not read secrets: give it the hiera role"
+        for result in (hiera_3, hiera_5, applied):
+            assert result.returncode != 0, (result.stdout, result.stderr)
+            assert ROOT_PASSWORD not in result.stdout + result.stderr
+            assert "<secret>" not in result.stdout and "root=" not in result.stdout
+        # puppet lookup keeps a failed lookup's message for --explain; a catalog's compilation shows it
+        assert message in hiera_3.stderr and "Error: ConfigDB: " + message in applied.stderr, applied.stderr
+        # a key that is no secret fails too: the backend of a reader is a misconfiguration, found at once
+        plain = hiera(puppet_env.write_hiera3(directory, url, **options), scope, "deployment_id")
+        assert plain.returncode != 0 and message in plain.stderr

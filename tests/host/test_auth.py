@@ -506,3 +506,39 @@ def test_a_chunked_login_is_read(local_app):
                             headers={"Transfer-Encoding": "chunked"}, extra_environ={"CONTENT_LENGTH": ""},
                             expect_errors=True)
     assert answer.status_int == 200, answer
+
+
+def test_users_command_knows_every_role_the_rules_name(tmp_path, monkeypatch, capsys):
+    """The roles nailgun-users accepts without a warning come from the rules: a new one (hiera) is never left out."""
+    import io
+
+    from nailgun_host import server
+
+    assert {"reader", "member", "admin", "service", "hiera"} <= policy.known_roles()
+    for role in sorted(policy.known_roles()):
+        monkeypatch.setattr("sys.stdin", io.StringIO("pw\n"))
+        assert server.users(["--users-file", str(tmp_path / "users.yaml"), "set", "u-" + role, "--role", role]) == 0
+        assert capsys.readouterr().err == "", role
+
+
+def test_a_user_given_the_hiera_role_by_nailgun_users_reads_secrets_in_clear(migrated_db, tmp_path, auth_settings,
+                                                                           monkeypatch):
+    """Local mode: ``nailgun-users set hiera --role hiera`` (that one role) is the Puppet master's identity."""
+    import io
+
+    from nailgun_host import server
+    from nailgun_host.api.base import MASKED_HEADER
+
+    users_file = str(tmp_path / "users.yaml")
+    for name, roles in (("hiera", ["hiera"]), ("reader", ["reader"]), ("admin", ["admin"])):
+        monkeypatch.setattr("sys.stdin", io.StringIO(name + "-pw\n"))
+        argv = ["--users-file", users_file, "set", name]
+        assert server.users(argv + [part for role in roles for part in ("--role", role)]) == 0
+    auth_settings.reload(overrides={"AUTH": {"method": "local", "users_file": users_file}})
+    app = webtest.TestApp(build_wsgi())
+    values = config_values_url(app, basic("admin"))
+    app.put_json(values, {"db_password": "s3cr3t", "port": 5}, headers=basic("admin"), status=204)
+    clear = app.get(values, headers=basic("hiera", "hiera-pw"), status=200)
+    assert clear.json == {"db_password": "s3cr3t", "port": 5} and MASKED_HEADER not in clear.headers
+    masked = app.get(values, headers=basic("reader"), status=200)
+    assert masked.json == {"db_password": "<secret>", "port": 5} and masked.headers[MASKED_HEADER] == "true"

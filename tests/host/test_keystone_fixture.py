@@ -4,7 +4,8 @@ import time
 import pytest
 import requests
 
-from tests.keystone import SHORT_TOKEN_SECONDS
+from tests import keystone as keystone_module
+from tests.keystone import ASSIGNMENTS, SHORT_TOKEN_SECONDS, USERS, Keystone
 
 
 def roles(answer):
@@ -18,6 +19,7 @@ def roles(answer):
     ("admin", "admin", {"admin", "member", "reader"}, {"service"}),
     ("puppet", "admin", {"reader", "service"}, {"member", "admin"}),
     ("nailgun", "services", {"service", "admin"}, set()),
+    ("hiera", "admin", {"reader", "hiera"}, {"member", "admin", "service"}),
 ])
 def test_token_validates_with_the_users_roles(keystone, user, project, expected, absent):
     """Validated with the nailgun service user's token, as keystonemiddleware does."""
@@ -63,3 +65,29 @@ def test_settings_name_the_service_user_and_disable_the_token_cache(keystone):
     assert service["auth_url"] == keystone.auth_url
     assert roles(keystone.validate(keystone.token(service["username"], service["project_name"])))
     assert keystone.users[service["username"]] == service["password"]
+
+
+def test_every_assignment_holds_even_in_a_saved_state(keystone):
+    """Whether this run bootstrapped Keystone or copied a saved state, each user has the roles given to it."""
+    for user, project, user_roles in ASSIGNMENTS:
+        assert set(user_roles) <= roles(keystone.validate(keystone.token(user, project))), user
+
+
+def _add_assignment():
+    keystone_module.ASSIGNMENTS.append(("reader", "admin", ["hiera"]))
+
+
+def _add_user():
+    keystone_module.USERS.update(newcomer="newcomer-pw")
+
+
+@pytest.mark.parametrize("change", [_add_assignment, _add_user])
+def test_a_new_user_or_assignment_makes_a_new_saved_state(monkeypatch, tmp_path, change):
+    """The saved state is keyed by the users and assignments: a cached bootstrap never lacks a new one."""
+    monkeypatch.setattr(keystone_module, "ASSIGNMENTS", list(ASSIGNMENTS))
+    monkeypatch.setattr(keystone_module, "USERS", dict(USERS))
+    fixture = Keystone.__new__(Keystone)
+    fixture.venv = str(tmp_path)
+    before = fixture._state_key()
+    change()
+    assert fixture._state_key() != before

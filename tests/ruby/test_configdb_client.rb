@@ -89,6 +89,30 @@ class ConfigDBClientTest < Minitest::Test
     assert_equal "Basic #{['admin:s3cret'].pack('m0')}", @server.requests.last.headers['authorization']
   end
 
+  def test_an_answer_with_masked_secrets_fails_and_is_not_kept
+    masked = [200, { 'db_password' => '<secret>' }, { 'X-Secrets-Masked' => 'true' }]
+    server = RecordingServer.new({ ASTUTE => masked })
+    client = ConfigDB::Client.new('url' => server.url, 'auth_user' => 'reader', 'auth_pass' => 'reader-pw')
+    2.times do
+      error = assert_raises(ConfigDB::Error) { client.effective(1, 'node-1.domain.tld', 'astute', max_age: 60) }
+      assert_match(/\AConfigDB: the identity 'reader' may not read secrets: give it the hiera role \(http/,
+                   error.message)
+      refute_match(/<secret>/, error.message)
+    end
+    assert_equal 2, server.requests.size # nothing masked was kept for the next lookup
+    assert_nil server.requests.last.headers['if-none-match']
+  ensure
+    server&.stop
+  end
+
+  def test_an_answer_without_the_header_or_with_false_is_the_data
+    server = RecordingServer.new({ ASTUTE => [200, { 'db_password' => 'clear' }, { 'X-Secrets-Masked' => 'false' }] })
+    client = ConfigDB::Client.new('url' => server.url)
+    assert_equal({ 'db_password' => 'clear' }, client.effective(1, 'node-1.domain.tld', 'astute'))
+  ensure
+    server&.stop
+  end
+
   def test_tls_is_verified_against_the_ca_file
     key = OpenSSL::PKey::RSA.new(2048)
     cert = self_signed(key)

@@ -8,13 +8,15 @@
 #     :node: "%{::fqdn}"                     # default; the node's FQDN or Nailgun id
 #     :hierarchy: [override/node, ..., astute]  # default: Fuel's order (ConfigDB::FUEL_HIERARCHY)
 #     :cache_ttl: 5                          # seconds before a data source is revalidated (ETag)
-#     :auth_user: admin                      # HTTP Basic, or with :keystone_url a Keystone token
-#     :auth_pass: admin
+#     :auth_user: hiera                      # HTTP Basic, or with :keystone_url a Keystone token; an identity
+#     :auth_pass: hiera-pw                   # with roles reader and hiera (others read secrets masked: the
+#                                            # lookup fails)
 #     :keystone_url: http://10.20.0.2:5000/v3  # optional; :project_name (admin), :user_domain_name and
 #                                              # :project_domain_name (Default) scope the token
 #     :headers: {X-Site: dc1}                # sent with every request
 #     :ssl_ca_cert: /etc/pki/tls/certs/fuel.crt  # :ssl_verify (true), :ssl_cert/:ssl_key: a client certificate
-# A key no data source has falls through to the next backend; refused credentials fail the lookup.
+# A key no data source has falls through to the next backend; refused credentials, or an identity that may
+# not read secrets (the server masks them), fail the lookup.
 require 'hiera/backend/configdb_client'
 
 class Hiera

@@ -3,8 +3,9 @@
 # A Puppet run looks up thousands of keys, so a data source is fetched once (one GET of
 # its effective values) and kept in a process-wide store; when it is older than the
 # caller's max_age it is revalidated with If-None-Match, and a 304 keeps the stored copy.
-# An unreachable server, an unknown environment or node, refused credentials raise
-# ConfigDB::Error: a lookup must never quietly come back empty.
+# An unreachable server, an unknown environment or node, refused credentials, and an answer
+# with its secrets masked (X-Secrets-Masked: the identity lacks the hiera role) raise
+# ConfigDB::Error: a lookup must never quietly come back empty or with a mask for a password.
 require 'digest'
 require 'json'
 require 'uri'
@@ -32,6 +33,8 @@ module ConfigDB
     ALIASES = { 'user' => 'auth_user', 'password' => 'auth_pass', 'ca_file' => 'ssl_ca_cert' }.freeze
     NETWORK_ERRORS = ConfigDB::NETWORK_ERRORS
     LOOPBACK = /\A(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)\z/.freeze
+    # set on an answer in which the server replaced at least one secret by its mask ("<secret>")
+    MASKED_HEADER = 'X-Secrets-Masked'
 
     Entry = Struct.new(:etag, :data, :checked_at)
 
@@ -108,7 +111,9 @@ module ConfigDB
       end
       case response
       when Net::HTTPNotModified then Entry.new(entry.etag, entry.data, now)
-      when Net::HTTPSuccess then Entry.new(response['ETag'], parse(url, response.body), now)
+      when Net::HTTPSuccess
+        raise Error, masked(url) if response[MASKED_HEADER].to_s.strip.casecmp?('true')
+        Entry.new(response['ETag'], parse(url, response.body), now)
       when Net::HTTPNotFound
         raise Error, "ConfigDB answered 404 for #{url}: #{server_message(response)}" unless missing_source?(response)
         Entry.new(nil, {}, now)
@@ -150,6 +155,15 @@ module ConfigDB
             end
       what = response.code == '401' ? 'refused the credentials of' : 'denied access to'
       "ConfigDB #{what} #{who} (#{response.code}) for #{url}: #{server_message(response)}"
+    end
+
+    # Puppet must never compile with the mask in place of a password: an identity that may not
+    # read secrets fails the lookup, saying how to fix it (README "Secrets").
+    def masked(url)
+      who = @options['auth_user'] ? "'#{@options['auth_user']}'" : 'of a request without credentials'
+      where = keystone? ? " in project '#{@options['project_name']}' (Keystone)" : ''
+      "ConfigDB: the identity #{who} may not read secrets: give it the hiera role#{where} " \
+        "(#{url} answered with its secrets masked)"
     end
 
     # Credentials in clear text to another machine deserve a warning (once per process and server).

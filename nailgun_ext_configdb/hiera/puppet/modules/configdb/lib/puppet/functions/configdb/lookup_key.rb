@@ -10,8 +10,9 @@
 #       environment: "%{facts.fuel_environment}"    # the ConfigDB environment (Nailgun cluster) id
 #       node: "%{facts.fqdn}"                       # default: %{::fqdn}
 #       hierarchy: [override/node, ..., astute]     # without uris; default: Fuel's order
-#       auth_user: admin                            # HTTP Basic, or with keystone_url a Keystone token
-#       auth_pass: admin
+#       auth_user: hiera                            # HTTP Basic, or with keystone_url a Keystone token; an identity
+#       auth_pass: hiera-pw                         # with roles reader and hiera (others read secrets masked: the
+#                                                   # lookup fails)
 #       keystone_url: http://10.20.0.2:5000/v3      # optional; project_name (admin), user_domain_name and
 #                                                   # project_domain_name (Default) scope the token
 #       headers: {X-Site: dc1}                      # sent with every request
