@@ -18,7 +18,6 @@ import yaml
 from cryptography.fernet import Fernet
 
 from nailgun_host import policy
-from nailgun_host.api.base import HTTP_METHODS
 from nailgun_host.app import build_wsgi
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import settings
