@@ -60,7 +60,11 @@ def name_matcher(patterns):
     if not all(isinstance(pattern, str) and pattern for pattern in patterns):
         raise ValueError("secret name patterns must be non-empty strings, not {0!r}".format(patterns))
     regex = re.compile("|".join(fnmatch.translate(pattern.lower()) for pattern in patterns))
-    return lambda name: regex.match(str(name).lower()) is not None
+
+    @functools.lru_cache(maxsize=4096)  # documents repeat their key names
+    def matches(name):
+        return regex.match(str(name).lower()) is not None
+    return matches
 
 
 def secret_pointers(document, schema=None, patterns=DEFAULT_PATTERNS):
@@ -74,15 +78,20 @@ def secret_pointers(document, schema=None, patterns=DEFAULT_PATTERNS):
 def by_name(document, patterns=DEFAULT_PATTERNS):
     """Every leaf under a key that matches one of ``patterns``."""
     matches = name_matcher(tuple(patterns))
-
-    def walk(value, pointer):
-        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-        for key, item in items:
-            if isinstance(value, dict) and matches(key):
-                yield from leaves(item, child(pointer, key))
-            else:
-                yield from walk(item, child(pointer, key))
-    return set(walk(document, ""))
+    found = set()
+    stack = [(document, "")]  # only containers: a leaf's pointer is made when it is secret
+    while stack:
+        value, pointer = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if matches(key):
+                    found.update(leaves(item, child(pointer, key)))
+                elif isinstance(item, (dict, list)) and item:
+                    stack.append((item, child(pointer, key)))
+        elif isinstance(value, list):
+            stack.extend((item, child(pointer, index)) for index, item in enumerate(value)
+                         if isinstance(item, (dict, list)) and item)
+    return found
 
 
 def by_schema(document, schema):

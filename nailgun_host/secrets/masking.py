@@ -6,7 +6,6 @@ empty. A client that reads, edits and writes a document back sends ``MASK`` wher
 secret alone: ``unmask`` puts the stored value back there, so a read-modify-write changes
 only what the client changed.
 """
-import copy
 
 from nailgun_host import errors
 from nailgun_host.secrets import pointers
@@ -22,7 +21,7 @@ class MaskWithoutValue(errors.InvalidData):
 def mask(document, secret):
     """A copy of ``document`` with ``MASK`` at each pointer of ``secret`` (pointers it does not have are
     skipped: the set may come from another version of the document)."""
-    masked = copy.deepcopy(document)
+    masked = pointers.copy_containers(document)
     for pointer in sorted(secret, key=len, reverse=True):
         if _exists(masked, pointer):
             masked = pointers.replace(masked, pointer, MASK)
@@ -36,7 +35,7 @@ def unmask(document, stored, secret):
     Raises MaskWithoutValue when ``stored`` has nothing at such a pointer (a new secret key
     written as the mask): storing the mask itself would lose the secret silently.
     """
-    result = copy.deepcopy(document)
+    result = pointers.copy_containers(document)
     missing = []
     for pointer in sorted(secret):
         if pointers.get(result, pointer, None) != MASK:
@@ -44,7 +43,7 @@ def unmask(document, stored, secret):
         if not _exists(stored, pointer):
             missing.append(pointer)
             continue
-        result = pointers.replace(result, pointer, copy.deepcopy(pointers.get(stored, pointer)))
+        result = pointers.replace(result, pointer, pointers.copy_containers(pointers.get(stored, pointer)))
     if missing:
         raise MaskWithoutValue(
             "{0} is the mask of a secret, and no value is stored at {1} to keep: send the value "

@@ -26,7 +26,7 @@ def seal(document, secret, keyset):
     """
     if not secret:
         return document
-    sealed = _copy(document)
+    sealed = pointers.copy_containers(document)
     for pointer in secret:
         value = pointers.get(sealed, pointer, _ABSENT)
         if value is not _ABSENT and not is_sealed(value):
@@ -100,13 +100,4 @@ def _map_sealed(value, opener):
         return {key: _map_sealed(item, opener) for key, item in value.items()}
     if type(value) is list:
         return [_map_sealed(item, opener) for item in value]
-    return value
-
-
-def _copy(value):
-    """A copy of the containers (leaves are immutable, so shared)."""
-    if type(value) is dict:
-        return {key: _copy(item) for key, item in value.items()}
-    if type(value) is list:
-        return [_copy(item) for item in value]
     return value
