@@ -29,6 +29,7 @@ WRITE = "nailgun:write"
 ADMIN = "nailgun:admin"
 ACT_FOR_OTHERS = "nailgun:act_for_others"
 READ_SECRETS = "nailgun:read_secrets"
+CHANGE_SECRETS = "nailgun:change_secrets"
 
 RULES = (
     policy.RuleDefault("admin_required", "role:admin", description="The cloud's administrators."),
@@ -41,6 +42,10 @@ RULES = (
     policy.RuleDefault(READ_SECRETS, "rule:admin_required or role:hiera",
                        description="See secret values in clear (README \"Secrets\"); everyone else reads the mask. "
                                    "hiera: the role of the Hiera backends on the Puppet master."),
+    policy.RuleDefault(CHANGE_SECRETS, "rule:admin_required",
+                       description="Change what is secret: a resource definition's content (its schema marks "
+                                   "secrets and constrains them), or a write that would turn a secret value into a "
+                                   "plain one (a password field's type, a release's defaults)."),
     policy.RuleDefault(ACT_FOR_OTHERS, "role:service",
                        description="Record another user as the author of a change (X-Config-Author)."),
 )
