@@ -468,3 +468,45 @@ def test_values_that_become_secret_by_a_new_pattern_are_sealed_by_reencrypt(cdb,
     assert cdb.get("admin").json == dict(PLAIN, port=3307)
     assert cdb.get("admin", "version=1").json == PLAIN
     assert [h["version"] for h in cdb.history()] == [1, 2]
+
+
+def _schema_marking(path):
+    schema = {"x-secret": True}
+    for key in reversed(path):
+        schema = {"type": "object", "properties": {key: schema}}
+    return schema
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    return [value]
+
+
+_examples = iter(range(10 ** 6))
+plain_value = st.recursive(st.one_of(plain_leaf, st.integers(0, 10 ** 6).map(lambda n: "HiD{0}x".format(n))),
+                           lambda inner: st.dictionaries(st.sampled_from(PLAIN_NAMES), inner, min_size=1, max_size=3),
+                           max_leaves=8)
+
+
+@hypothesis_settings(max_examples=25, deadline=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(values=st.dictionaries(st.sampled_from(PLAIN_NAMES), plain_value, min_size=1, max_size=4), data=st.data())
+def test_whatever_a_new_schema_marks_is_sealed_in_every_stored_row(cdb, session, values, data):
+    """Any subtree of a stored document that a definition's new schema marks, at any depth, is sealed at once."""
+    example = "E{0}e".format(next(_examples))
+    values = json.loads(json.dumps(values).replace("HiD", example))  # this example's values only
+    cdb.app.put_json(DEFINITION.format(cdb.rid), {"content": {}}, headers=auth("admin"), status=200)
+    cdb.put("admin", values)
+    path, marked = [], values
+    while isinstance(marked, dict) and (not path or data.draw(st.booleans())):
+        key = data.draw(st.sampled_from(sorted(marked)))
+        path.append(key)
+        marked = marked[key]
+    hidden = [leaf for leaf in _leaves(marked) if isinstance(leaf, str) and leaf.startswith(example)]
+    cdb.app.put_json(DEFINITION.format(cdb.rid), {"content": {"schema": _schema_marking(path)}},
+                     headers=auth("admin"), status=200)
+    for row in raw_rows(session):
+        for leaf in hidden:
+            assert '"{0}"'.format(leaf) not in row, (path, leaf)
+    assert cdb.get("admin").json == values
