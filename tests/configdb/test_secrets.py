@@ -7,6 +7,7 @@ the Hiera backends read, and see secrets).
 import base64
 import copy
 import json
+import re
 
 import pytest
 import sqlalchemy as sa
@@ -495,7 +496,8 @@ plain_value = st.recursive(st.one_of(plain_leaf, st.integers(0, 10 ** 6).map(lam
 def test_whatever_a_new_schema_marks_is_sealed_in_every_stored_row(cdb, session, values, data):
     """Any subtree of a stored document that a definition's new schema marks, at any depth, is sealed at once."""
     example = "E{0}e".format(next(_examples))
-    values = json.loads(json.dumps(values).replace("HiD", example))  # this example's values only
+    numbers = iter(range(10 ** 6))  # each tagged leaf a value of its own, of this example only
+    values = json.loads(re.sub(r"HiD\d+x", lambda _: "{0}{1}x".format(example, next(numbers)), json.dumps(values)))
     cdb.app.put_json(DEFINITION.format(cdb.rid), {"content": {}}, headers=auth("admin"), status=200)
     cdb.put("admin", values)
     path, marked = [], values
