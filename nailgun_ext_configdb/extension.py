@@ -8,7 +8,7 @@ from nailgun_host.db import db
 from nailgun_host.db.models import Node
 from nailgun_host.extensions import BaseExtension
 from nailgun_ext_configdb.models import Environment
-from nailgun_ext_configdb.objects import document, levels
+from nailgun_ext_configdb.objects import document, levels, resealing
 from nailgun_ext_configdb.urls import URLS
 
 
@@ -67,3 +67,8 @@ class ConfigDBExtension(BaseExtension):
     def on_remove_node_from_cluster(cls, node):
         """A node leaving its cluster is wiped and redeployed, so its facts there are stale."""
         _forget_nodes([node])
+
+    @classmethod
+    def on_secrets_reseal(cls, dry_run):
+        """Documents and versions sealed again with their definitions' schemas and today's patterns."""
+        return resealing.reseal_documents(dry_run=dry_run)

@@ -131,6 +131,16 @@ class BaseExtension(abc.ABC):
     def on_cluster_delete(cls, cluster):
         """A cluster is about to be deleted: its nodes and rows are still there."""
 
+    @classmethod
+    def on_secrets_reseal(cls, dry_run):
+        """``nailgun-secrets reencrypt`` (``dry_run``: ``status``) runs; not in a request.
+
+        Renew the tokens of the extension's ``SealedJSON`` columns whose writer seals them and seal
+        what is secret today but stored in clear (``nailgun_host.db.sealed.reseal``); return
+        ``{"table.column": values changed}``, so the host leaves those columns alone. Commit as it goes.
+        """
+        return {}
+
     # Fired only for the extensions the cluster enables (``cluster.extensions``).
     @classmethod
     def on_before_deployment_check(cls, cluster, nodes):
@@ -208,9 +218,8 @@ def extensions_for(cluster):
 
 
 def fire(callback, *args):
-    """Fire a lifecycle callback on every loaded extension."""
-    for extension in get_all_extensions():
-        getattr(extension, callback)(*args)
+    """Fire a lifecycle callback on every loaded extension; what each one returned, in load order."""
+    return [getattr(extension, callback)(*args) for extension in get_all_extensions()]
 
 
 def fire_for_cluster(cluster, callback, *args):

@@ -297,11 +297,12 @@ def secrets_keys(argv=None):
     _common_arguments(parser)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("status", help="the repository, its keys, and how many stored values are not yet under "
-                                       "the primary key")
+                                       "the primary key (or not yet sealed)")
     commands.add_parser("rotate", help="make the staged key the primary and stage a new one (running servers "
                                        "read what the new primary encrypts at once)")
-    commands.add_parser("reencrypt", help="encrypt every stored secret again under the primary key (and seal "
-                                          "cluster secrets stored in clear by an older version)")
+    commands.add_parser("reencrypt", help="encrypt every stored secret again under the primary key, and seal "
+                                          "what is secret today but stored in clear (an older version, a new "
+                                          "pattern, a schema's new marker)")
     retiring = commands.add_parser("retire", help="remove the keys older than the primary, once nothing needs them")
     retiring.add_argument("--force", action="store_true",
                           help="retire even if stored values still need an old key (they become unreadable)")

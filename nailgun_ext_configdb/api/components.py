@@ -1,7 +1,8 @@
 """Handlers of /config/components."""
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigCollectionHandler, ConfigItemHandler
-from nailgun_ext_configdb.objects import component
+from nailgun_ext_configdb.api.resource_definitions import authorize_content_change
+from nailgun_ext_configdb.objects import component, resource_definition
 
 
 class ConfigComponentCollectionHandler(ConfigCollectionHandler):
@@ -10,5 +11,17 @@ class ConfigComponentCollectionHandler(ConfigCollectionHandler):
 
 
 class ConfigComponentHandler(ConfigItemHandler):
+    """A component; changing the content of one of its listed definitions also needs ``nailgun:change_secrets``."""
+
     objects = component
     update_schema = schemas.COMPONENT_UPDATE
+
+    def PUT(self, object_id):
+        found = self.objects.get(object_id, lock=True)
+        data = self.body()
+        for item in data.get("resource_definitions", []):
+            if "id" in item:
+                authorize_content_change(resource_definition.get(item["id"]), item)
+        return self.objects.to_dict(self.objects.update(found, data))
+
+    PATCH = PUT

@@ -12,17 +12,17 @@ from nailgun_host import errors
 from nailgun_host.db import db, get_or_404
 from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Component, EnvironmentComponent, ResourceDefinition
-from nailgun_ext_configdb.objects import value_schema
+from nailgun_ext_configdb.objects import resealing, value_schema
+from nailgun_ext_configdb.objects.json_values import json_equal
 
 
 def schema_of(resource):
-    content = resource.content
-    return content.get("schema") if isinstance(content, dict) else None
+    return value_schema.schema_of(resource.content)
 
 
 def check_content(content):
     check_storable(content)
-    schema = content.get("schema") if isinstance(content, dict) else None
+    schema = value_schema.schema_of(content)
     if schema is not None:
         value_schema.check(schema)
     return content
@@ -114,12 +114,20 @@ def update(resource, data):
         _check_component(component_id)
     name = data.get("name", resource.name)
     check_name_free(component_id, name, resource.id)
+    resealed = "content" in data and content_changes(resource, data["content"])
     if "content" in data:
         resource.content = check_content(data["content"])
     resource.name, resource.component_id = name, component_id
     db.flush()
     check_unique_names(component_ids=[component_id])
+    if resealed:  # what is secret may have changed: no leaf secret now may stay in clear
+        resealing.reseal_documents([resource], commit=False)
     return resource
+
+
+def content_changes(resource, content):
+    """Whether ``content`` differs from the definition's (as JSON, types included): what is secret may change."""
+    return not json_equal(resource.content, content)
 
 
 def delete(resource):

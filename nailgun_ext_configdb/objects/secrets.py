@@ -7,12 +7,18 @@ override the same keys. Everything here works on JSON pointers (RFC 6901) to lea
 """
 from nailgun_host import secrets
 from nailgun_host.secrets import classify, masking, pointers, sealing
-from nailgun_ext_configdb.objects import resource_definition
+from nailgun_ext_configdb.objects import value_schema
 
 
 def of(resource, document):
     """The secret pointers of a values or overrides ``document`` of ``resource``."""
-    return classify.secret_pointers(document, resource_definition.schema_of(resource), secrets.patterns())
+    return classifier(value_schema.schema_of(resource.content))(document)
+
+
+def classifier(schema):
+    """The secret pointers of a document of a resource whose definition has ``schema`` (None: no schema)."""
+    patterns = secrets.patterns()
+    return lambda document: classify.secret_pointers(document, schema, patterns)
 
 
 def seal(resource, document):

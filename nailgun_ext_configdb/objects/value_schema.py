@@ -26,6 +26,11 @@ from referencing.jsonschema import DRAFT4
 from nailgun_host import errors
 from nailgun_host.secrets import masking, pointers
 
+
+def schema_of(content):
+    """The values schema of a resource definition's ``content`` (its ``schema`` key), or None."""
+    return content.get("schema") if isinstance(content, dict) else None
+
 #: schema nodes once every ``$ref`` is expanded: bounds the work per validated value
 MAX_SCHEMA_NODES = 10000
 #: nesting of schema nodes through subschemas and references (jsonschema recurses on it)

@@ -183,6 +183,12 @@ def sees_secrets():
     return policy.allowed(policy.READ_SECRETS, identity())
 
 
+def authorize_changing_secrets():
+    """403 naming ``nailgun:change_secrets`` unless the request's identity may change what is secret
+    (a write that would declassify stored secrets, or constrain them into an oracle)."""
+    policy.authorize(policy.CHANGE_SECRETS, identity())
+
+
 #: set (``true``) on an answer in which at least one secret reads as the mask: a client that needs
 #: the values (the Hiera backends) fails clearly instead of handing the mask to Puppet
 MASKED_HEADER = "X-Secrets-Masked"

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from nailgun_host import secrets
+from nailgun_host import extensions, secrets
 from nailgun_host.db import Base, db
 from nailgun_host.secrets import keys, sealing
 
@@ -129,45 +129,68 @@ def check_keys(engine):
             "database was used with (or restore it from its backup).".format(keyset.path))
 
 
+def reseal(table, column, classifier_of_row=None, where=None, columns=(), dry_run=False, commit=True, batch=200):
+    """Renew every token of ``column`` under the primary key and seal what is secret today but stored in
+    clear; how many values that changed (or would, with ``dry_run``).
+
+    ``classifier_of_row(row)``: the classifier (clear value -> secret pointers) of a row, or None to
+    only renew its tokens; ``row`` holds the primary key and ``columns`` (e.g. what the classifier
+    depends on), by name. ``where``: a clause restricting the rows. Leaves no longer secret stay
+    sealed: every read opens them anyway.
+
+    Reads and writes the stored JSON as it is (tokens, never clear values) in batches of rows, so
+    a large table is never held in memory; ``commit``: each batch its own transaction (a command
+    that must not lock a large database for the whole run), else all in the caller's (a request).
+    A token is renewed with its value, so this is no change of any document (no new version).
+    """
+    keyset = secrets.keyset()
+    raw = sa.type_coerce(column, sa.JSON().with_variant(JSONB(), "postgresql")).label("_sealed_value")
+    key = list(table.primary_key.columns)
+    count, last = 0, None
+    while True:
+        query = sa.select(*key, *columns, raw).order_by(*key).limit(batch)
+        if where is not None:
+            query = query.where(where)
+        if last is not None:
+            query = query.where(sa.tuple_(*key) > sa.tuple_(*last))
+        rows = db.execute(query).all()
+        if not rows:
+            break
+        for row in rows:
+            value, changed = sealing.reencrypt(row[-1], keyset)
+            classifier = classifier_of_row(row) if classifier_of_row is not None else None
+            if classifier is not None and value is not None:
+                before = sealing.count_sealed(value)
+                value = sealing.seal(value, classifier(sealing.unseal(value, keyset)), keyset)
+                changed += sealing.count_sealed(value) - before
+            count += changed
+            if changed and not dry_run:
+                db.execute(sa.update(table).where(*[c == v for c, v in zip(key, row[:len(key)])])
+                           .values({column.name: sa.type_coerce(value, raw.type)}))
+        last = tuple(rows[-1][:len(key)])
+        if commit:
+            db.commit()
+    return count
+
+
 def reencrypt_all(dry_run=False, batch=200):
-    """Encrypt every stored token again under the primary key; ``{"table.column": values renewed}``.
+    """Encrypt every stored token again under the primary key, and seal what is secret today but stored in
+    clear (rows from before a pattern or a schema's marker was added); ``{"table.column": values renewed}``.
 
-    A column with a classifier also gets sealed what it holds in clear and its classifier calls
-    secret now (rows from before a pattern was added). ConfigDB documents, sealed by their
-    writer with their definition's schema, are sealed anew at their next write.
-
-    Reads and writes the stored JSON as it is (tokens, never clear values), in batches of rows,
-    each its own transaction, so a large database is not locked for the whole run. A token is
-    renewed with its value, so this is no change of any document (no new version). ``dry_run``
-    only counts what would change.
+    The extensions reseal their own columns first (``on_secrets_reseal``: ConfigDB classifies each
+    document with its definition's schema, which the column cannot know); every other
+    ``SealedJSON`` column goes through ``reseal`` with its own classifier. ``dry_run`` only counts.
     """
     keyset = secrets.keyset()
     renewed = {}
+    for counts in extensions.fire("on_secrets_reseal", dry_run):
+        renewed.update(counts or {})
     for table, column in sealed_columns():
-        raw = sa.type_coerce(column, sa.JSON().with_variant(JSONB(), "postgresql"))
-        key = list(table.primary_key.columns)
-        count, last = 0, None
-        while True:
-            query = sa.select(*key, raw).order_by(*key).limit(batch)
-            if last is not None:
-                query = query.where(sa.tuple_(*key) > sa.tuple_(*last))
-            rows = db.execute(query).all()
-            if not rows:
-                break
-            for row in rows:
-                value, changed = sealing.reencrypt(row[-1], keyset)
-                if column.type.classifier is not None and value is not None:
-                    # and seal what is secret today but stored in clear (older data, a new pattern)
-                    before = sealing.count_sealed(value)
-                    value = sealing.seal(value, column.type.classifier(sealing.unseal(value, keyset)), keyset)
-                    changed += sealing.count_sealed(value) - before
-                count += changed
-                if changed and not dry_run:
-                    db.execute(sa.update(table).where(*[c == v for c, v in zip(key, row[:-1])])
-                               .values({column.name: sa.type_coerce(value, raw.type)}))
-            last = tuple(rows[-1][:-1])
-            db.commit()
-        renewed["{0}.{1}".format(table.name, column.name)] = count
+        name = "{0}.{1}".format(table.name, column.name)
+        if name not in renewed:
+            classifier = column.type.classifier
+            renewed[name] = reseal(table, column, None if classifier is None else lambda row: classifier,
+                                   dry_run=dry_run, batch=batch)
     canary = db.get(SecretsCanary, 1)
     if canary is not None and not keyset.is_current(canary.token):
         renewed[SecretsCanary.__tablename__ + ".token"] = 1

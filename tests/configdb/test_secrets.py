@@ -7,6 +7,7 @@ the Hiera backends read, and see secrets).
 import base64
 import copy
 import json
+import re
 
 import pytest
 import sqlalchemy as sa
@@ -348,3 +349,166 @@ def test_no_schema_error_quotes_a_secret(doc, schema):
         value_schema.validate(doc, schema, classify.secret_pointers(doc, schema))
     except errors.InvalidData as exc:
         assert not leaks(exc.message)
+
+
+# -- what is secret changes: only with nailgun:change_secrets, and stored values follow -------------------
+
+DEFINITION = API + "/resource_definitions/{0}"
+
+
+def definition_content(cdb):
+    return cdb.app.get(DEFINITION.format(cdb.rid), headers=auth("admin")).json["content"]
+
+
+@pytest.mark.parametrize("route", ["PUT definition", "PATCH definition", "PUT component", "PATCH component"])
+@pytest.mark.parametrize("content", [
+    {"schema": {"type": "object"}},  # the markers gone: the stored secrets would read in clear
+    {"schema": dict(SCHEMA, properties=dict(SCHEMA["properties"], pin={"x-secret": True, "maximum": 5000}))},
+    {},
+], ids=["declassify", "oracle", "emptied"])
+def test_a_member_cannot_change_what_is_secret(cdb, session, route, content):
+    cdb.put("admin", ASTUTE)
+    before = (definition_content(cdb), cdb.history(), raw_rows(session))
+    what, noun = route.split()
+    if noun == "definition":
+        url, body = DEFINITION.format(cdb.rid), {"content": content}
+    else:
+        component = cdb.app.get(DEFINITION.format(cdb.rid), headers=auth("admin")).json["component_id"]
+        url, body = API + "/components/{0}".format(component), {"resource_definitions": [
+            {"id": cdb.rid, "content": content}]}
+    refused = cdb.app.request(url, method=what, body=json.dumps(body).encode(), headers=auth("member"),
+                              content_type="application/json", expect_errors=True)
+    assert refused.status_int == 403, refused
+    assert refused.json["errors"] == ["nailgun:change_secrets"]
+    assert "nailgun:change_secrets" in refused.json["message"]
+    assert (definition_content(cdb), cdb.history(), raw_rows(session)) == before
+    assert cdb.get("member").json == ASTUTE_MASKED
+    # the oracle stays shut: a guess written back through the mask is no question the member may ask
+    cdb.put("member", cdb.get("member").json)
+    assert cdb.history() == before[1]
+
+
+def test_a_member_still_creates_definitions_and_renames_them(cdb):
+    made = cdb.app.post_json(API + "/resource_definitions", {"name": "new", "component_id": 1,
+                                                             "content": {"schema": {"type": "object"}}},
+                             headers=auth("member"), status=201).json
+    cdb.app.post_json(API + "/components", {"name": "c2", "resource_definitions": [
+        {"name": "r", "content": {"schema": {"type": "object"}}}]}, headers=auth("member"), status=201)
+    cdb.app.put_json(API + "/components/1", {"resource_definitions": [{"name": "added", "content": {"x": 1}}]},
+                     headers=auth("member"), status=200)
+    # the same content written back (a client's read-modify-write of a rename) changes nothing secret
+    renamed = cdb.app.put_json(DEFINITION.format(cdb.rid), {"name": "astute2", "content": {"schema": SCHEMA}},
+                               headers=auth("member"), status=200).json
+    assert renamed["name"] == "astute2"
+    cdb.app.patch_json(DEFINITION.format(made["id"]), {"name": "newer"}, headers=auth("member"), status=200)
+    cdb.app.put_json(API + "/components/1", {"resource_definitions": [{"id": cdb.rid, "name": "astute"}]},
+                     headers=auth("member"), status=200)
+
+
+PLAIN = {"wifi": {"psk": "PsKvAlUe1"}, "pin_code": 1234987, "port": 3306}
+
+
+def test_values_that_become_secret_by_the_schema_are_sealed_in_every_stored_row_at_once(cdb, session):
+    cdb.put("admin", PLAIN)
+    cdb.put("admin", dict(PLAIN, port=3307))
+    cdb.put("admin", {"wifi": {"psk": "OvErRiDePsK"}}, kind="overrides", levels="nodes/1/")
+    clear = ("PsKvAlUe1", "1234987", "OvErRiDePsK")
+    assert all(any(value in row for row in raw_rows(session)) for value in clear)
+    history = cdb.history()
+    properties = dict(SCHEMA["properties"], wifi={"properties": {"psk": {"format": "password"}}},
+                      pin_code={"x-secret": True})
+    cdb.app.put_json(DEFINITION.format(cdb.rid), {"content": {"schema": dict(SCHEMA, properties=properties)}},
+                     headers=auth("admin"), status=200)
+    for row in raw_rows(session):
+        assert "$fernet" in row
+        for value in clear:
+            assert value not in row
+    assert cdb.get("admin").json == dict(PLAIN, port=3307)  # the same values, no new version
+    assert cdb.get("admin", "version=1").json == PLAIN
+    assert cdb.get("admin", kind="overrides", levels="nodes/1/").json == {"wifi": {"psk": "OvErRiDePsK"}}
+    assert cdb.history() == history
+    assert cdb.get("reader").json == {"wifi": {"psk": MASK}, "pin_code": MASK, "port": 3307}
+    # a marker taken away by an admin: the values stay sealed (they open on read)
+    cdb.app.put_json(DEFINITION.format(cdb.rid), {"content": {}}, headers=auth("admin"), status=200)
+    assert not any(value in row for row in raw_rows(session) for value in clear)
+    assert cdb.get("reader").json == dict(PLAIN, port=3307)
+
+
+def nailgun_secrets(db_url, *args):
+    import os
+    import subprocess
+    import sys
+    command = os.path.join(os.path.dirname(sys.executable), "nailgun-secrets")
+    return subprocess.run([command, "--db-url", db_url] + list(args), capture_output=True, text=True, timeout=60)
+
+
+def stale_count(db_url, *args):
+    status = nailgun_secrets(db_url, *(args + ("status",)))
+    assert status.returncode == 0, status.stderr
+    return int(status.stdout.strip().splitlines()[-1].split()[0])
+
+
+def test_values_that_become_secret_by_a_new_pattern_are_sealed_by_reencrypt(cdb, session, db_url, tmp_path):
+    cdb.put("admin", PLAIN)
+    cdb.put("admin", dict(PLAIN, port=3307))
+    cdb.put("admin", {"wifi": {"psk": "OvErRiDePsK"}}, kind="overrides", levels="nodes/1/")
+    assert stale_count(db_url) == 0
+    config = tmp_path / "nailgun.yaml"
+    config.write_text(json.dumps({"SECRETS": {"patterns": list(classify.DEFAULT_PATTERNS) + ["psk"]}}))
+    # the pattern matches the psk of two versions, one document of values and the overrides (document, version)
+    assert stale_count(db_url, "--config", str(config)) == 5
+    assert any("PsKvAlUe1" in row for row in raw_rows(session))
+    done = nailgun_secrets(db_url, "--config", str(config), "reencrypt")
+    assert done.returncode == 0, done.stderr
+    assert "configdb_documents.data: 2 value(s)" in done.stdout
+    assert "configdb_document_versions.data: 3 value(s)" in done.stdout
+    for row in raw_rows(session):
+        for value in ("PsKvAlUe1", "OvErRiDePsK"):
+            assert value not in row
+    assert stale_count(db_url, "--config", str(config)) == 0
+    assert cdb.get("admin").json == dict(PLAIN, port=3307)
+    assert cdb.get("admin", "version=1").json == PLAIN
+    assert [h["version"] for h in cdb.history()] == [1, 2]
+
+
+def _schema_marking(path):
+    schema = {"x-secret": True}
+    for key in reversed(path):
+        schema = {"type": "object", "properties": {key: schema}}
+    return schema
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    return [value]
+
+
+_examples = iter(range(10 ** 6))
+plain_value = st.recursive(st.one_of(plain_leaf, st.integers(0, 10 ** 6).map(lambda n: "HiD{0}x".format(n))),
+                           lambda inner: st.dictionaries(st.sampled_from(PLAIN_NAMES), inner, min_size=1, max_size=3),
+                           max_leaves=8)
+
+
+@hypothesis_settings(max_examples=25, deadline=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(values=st.dictionaries(st.sampled_from(PLAIN_NAMES), plain_value, min_size=1, max_size=4), data=st.data())
+def test_whatever_a_new_schema_marks_is_sealed_in_every_stored_row(cdb, session, values, data):
+    """Any subtree of a stored document that a definition's new schema marks, at any depth, is sealed at once."""
+    example = "E{0}e".format(next(_examples))
+    numbers = iter(range(10 ** 6))  # each tagged leaf a value of its own, of this example only
+    values = json.loads(re.sub(r"HiD\d+x", lambda _: "{0}{1}x".format(example, next(numbers)), json.dumps(values)))
+    cdb.app.put_json(DEFINITION.format(cdb.rid), {"content": {}}, headers=auth("admin"), status=200)
+    cdb.put("admin", values)
+    path, marked = [], values
+    while isinstance(marked, dict) and (not path or data.draw(st.booleans())):
+        key = data.draw(st.sampled_from(sorted(marked)))
+        path.append(key)
+        marked = marked[key]
+    hidden = [leaf for leaf in _leaves(marked) if isinstance(leaf, str) and leaf.startswith(example)]
+    cdb.app.put_json(DEFINITION.format(cdb.rid), {"content": {"schema": _schema_marking(path)}},
+                     headers=auth("admin"), status=200)
+    for row in raw_rows(session):
+        for leaf in hidden:
+            assert '"{0}"'.format(leaf) not in row, (path, leaf)
+    assert cdb.get("admin").json == values
