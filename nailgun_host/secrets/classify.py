@@ -26,6 +26,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT4
 
+from nailgun_host.secrets import pointers
 from nailgun_host.secrets.pointers import child, leaves
 
 #: shell-style patterns matched against a whole key, case-insensitively. ``token`` only as a
@@ -208,6 +209,27 @@ def attribute_pointers(attributes, patterns=DEFAULT_PATTERNS):
             for index, item in enumerate(value):
                 yield from walk(item, child(pointer, index), None)
     return set(walk(attributes, "", None))
+
+
+def declassified(before, after, classifier):
+    """The secret leaves of ``before`` whose place ``after`` still holds but no longer calls secret.
+
+    A write from ``before`` to ``after`` would turn these into plain values anyone may read,
+    without the writer ever seeing them: a password field whose ``type`` a PATCH changes keeps
+    its stored value, now in clear. ``classifier`` is the one that applies to both documents
+    (e.g. ``nailgun_host.secrets.attribute_secrets``). What ``after`` holds at such a place is
+    still secret if every leaf there is (a value that became an object of secrets).
+    """
+    secret = classifier(after)
+    found = set()
+    for pointer in classifier(before) - secret:
+        value = pointers.get(after, pointer, _ABSENT)
+        if value is not _ABSENT and not set(leaves(value, pointer)) <= secret:
+            found.add(pointer)
+    return found
+
+
+_ABSENT = object()
 
 
 def every_leaf(document):

@@ -143,3 +143,21 @@ def test_a_model_patch_refused_for_a_stored_secret_that_no_longer_fits_does_not_
         assert "Stored-Api-Key-4e1f" not in refused.text
         assert "secret is stored" in refused.json["message"]
     assert session.get(Cluster, cluster["id"]).editable_attributes["service"]["user"]["value"] == "svc"
+
+
+def test_a_clone_onto_a_release_that_would_hold_an_orig_secret_as_a_plain_value_needs_change_secrets(
+        apps, upgrade, session):
+    """A member may create a release whose field has no type; the orig's password copied into it would be
+    plain in the seed, readable by anyone: the clone needs nailgun:change_secrets."""
+    editable = {"service": {"admin_pw": {"value": "plain default", "label": "Password"},
+                            "user": {"type": "text", "value": "svc"}}}
+    typeless = apps["member"].post_json(API + "/releases/", release_body("Open", "mitaka-9.0.1", editable)).json
+    body = {"name": "seed", "release_id": typeless["id"]}
+    refused = apps["member"].post_json(CLONE.format(upgrade["orig"]["id"]), body, status=403)
+    assert refused.json["errors"] == ["nailgun:change_secrets"]
+    assert "/editable/service/admin_pw/value" in refused.json["message"]
+    assert session.query(Cluster).count() == 1
+    session.remove()
+    seed = apps["admin"].post_json(CLONE.format(upgrade["orig"]["id"]), body).json
+    assert apps["reader"].get("{0}/clusters/{1}/attributes/".format(API, seed["id"])).json[
+        "editable"]["service"]["admin_pw"]["value"] == DEFAULT_PASSWORD
