@@ -14,6 +14,10 @@ back is classified exactly like the stored one it was read from.
   and restrictions stay readable, so a UI can still draw the form.
 - A cluster's generated attributes (``every_leaf``): all of them.
 
+``declassified`` compares two versions of a document under one classifier: the secrets a
+write would turn into plain values (a password field's type changed), which only an identity
+allowed to change what is secret may do.
+
 When in doubt the answer is "secret": a ``$ref`` that does not resolve inside the schema, or a
 pattern RE2 cannot run, marks what it might have covered.
 """
