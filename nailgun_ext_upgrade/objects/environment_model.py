@@ -258,6 +258,10 @@ def _validated(document, schema, secret):
         raise
 
 
+def _without_generated(model):
+    return dict(model, attributes=dict(model["attributes"], generated={}))
+
+
 def apply_patch(cluster, operations, view=lambda model, secret: model, *, authorize_declassified):
     """Check the whole patch, then write what it changed; returns the new model.
 
@@ -274,7 +278,12 @@ def apply_patch(cluster, operations, view=lambda model, secret: model, *, author
     check_policy(cluster, operations)
     before = build(cluster)
     secret = editable_secrets(cluster)
-    after = masking.unmask(patched(view(before, secret), operations), before, secret)
+    # generated values read as the mask here and no patch may touch them (check_policy): they are
+    # left out of the unmasking, which refuses a mask where no secret is stored
+    generated = before["attributes"]["generated"]
+    after = masking.unmask(_without_generated(patched(view(before, secret), operations)),
+                           _without_generated(before), secret)
+    after["attributes"]["generated"] = generated
     _validated(after, schema_for(cluster), secret)
     networks = _changed_networks(before, after)
     if after["name"] != before["name"]:

@@ -11,6 +11,7 @@ The canary, one token of a known text written by the first start, tells at start
 key repository is the one this database was encrypted with.
 """
 import logging
+import os
 import threading
 
 import sqlalchemy as sa
@@ -94,12 +95,21 @@ def keys_checked(engine):
 
 
 def check_keys(engine):
-    """Raise KeyRepositoryError unless the configured keys open this database's canary (written when missing)."""
-    keyset = secrets.keyset()
+    """Raise KeyRepositoryError unless the configured keys open this database's canary (written when missing).
+
+    The repository is created only for a database that has no canary yet: one that does was
+    encrypted with keys a new repository would not hold.
+    """
     table = SecretsCanary.__table__
     read = sa.select(table.c.token).where(table.c.id == 1)
     with engine.begin() as connection:
         token = connection.scalar(read)
+    if token is not None and not os.path.exists(secrets.repository_path()):
+        raise keys.KeyRepositoryError(
+            "The key repository {0} does not exist, and this database holds secrets encrypted with keys: set "
+            "SECRETS.key_repository to the repository the database was used with (or restore it from its "
+            "backup).".format(secrets.repository_path()))
+    keyset = secrets.keyset(create=token is None)
     if token is None:
         try:
             with engine.begin() as connection:

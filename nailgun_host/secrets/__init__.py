@@ -34,8 +34,8 @@ def patterns():
     return classify.DEFAULT_PATTERNS if configured is None else tuple(configured)
 
 
-def keyset():
-    """The KeySet of the configured repository (created at first use when missing)."""
+def keyset(create=True):
+    """The KeySet of the configured repository (created at first use when missing, if ``create``)."""
     path = repository_path()
     now = time.monotonic()
     cached = _cache["keyset"]
@@ -44,7 +44,7 @@ def keyset():
     with _lock:
         stamp = _stamp(path)
         if _cache["keyset"] is None or _cache["path"] != path or _cache["stamp"] != stamp:
-            _cache.update(keyset=keys.load(path), path=path, stamp=_stamp(path))
+            _cache.update(keyset=keys.load(path, create=create), path=path, stamp=_stamp(path))
         _cache["checked"] = now
         return _cache["keyset"]
 

@@ -7,7 +7,7 @@ back is classified exactly like the stored one it was read from.
 - ConfigDB values (``secret_pointers``): every leaf under a key whose name matches one of the
   name patterns, so that an astute.yaml uploaded without a schema is covered, and every leaf
   under a schema node marked ``"format": "password"`` or ``"x-secret": true`` (at any depth,
-  through ``properties``, ``patternProperties``, ``additionalProperties``, ``items``,
+  through ``properties``, ``patternProperties``, ``additionalProperties``, ``items``, ``not``, ``dependencies``,
   ``additionalItems``, ``allOf``/``anyOf``/``oneOf`` and ``$ref`` inside the schema).
 - Nailgun attributes (``attribute_pointers``): the ``value`` of every field of type
   ``password``, or whose key matches a name pattern. Only the value: a field's label, type
@@ -37,13 +37,15 @@ from nailgun_host.secrets.pointers import child, leaves
 #: word of its own, so that Keystone's ``token/expiration`` or ``service_token_off`` stay
 #: readable; ``connection`` and ``transport_url`` carry passwords inside URLs in oslo configs.
 DEFAULT_PATTERNS = (
-    "*password*", "*passwd*", "pass", "*[_./-]pass",
-    "*secret*",
+    "*password*", "*passwd*", "*passphrase*", "pass", "*[_./-]pass", "pwd", "*[_./-]pwd", "pw", "*[_./-]pw",
+    "*secret*", "*credential_key*",
     "token", "*[_./-]token", "*[_./-]tokens",
-    "*private_key*", "*privkey*", "*encryption_key*", "fixed_key", "*api_key*", "*tempurl_key*",
+    "*private_key*", "*privkey*", "*encryption_key*", "fixed_key", "*api_key*", "*access_key*", "*tempurl_key*",
+    "*fernet_key*", "admin_key", "mon_key", "*osd_key", "radosgw_key",
     "cert_data", "erlang_cookie", "connection", "*[_/]connection", "*transport_url",
 )
-#: schema keywords whose subschemas apply to the very instance their schema applies to
+#: schema keywords whose subschemas apply to the very instance their schema applies to (a marker under
+#: ``not`` counts too: when in doubt, secret)
 _IN_PLACE = ("allOf", "anyOf", "oneOf")
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
@@ -151,6 +153,10 @@ def _applicable(nodes):
         for keyword in _IN_PLACE:
             if isinstance(schema.get(keyword), list):
                 stack.extend((sub, resolver) for sub in schema[keyword])
+        if isinstance(schema.get("not"), dict):
+            stack.append((schema["not"], resolver))
+        if isinstance(schema.get("dependencies"), dict):  # schema dependencies apply to the whole object
+            stack.extend((sub, resolver) for sub in schema["dependencies"].values() if isinstance(sub, dict))
     return result
 
 

@@ -7,6 +7,8 @@ secret alone: ``unmask`` puts the stored value back there, so a read-modify-writ
 only what the client changed.
 """
 
+import json
+
 from nailgun_host import errors
 from nailgun_host.secrets import pointers
 
@@ -30,25 +32,66 @@ def mask(document, secret):
 
 def unmask(document, stored, secret):
     """A copy of ``document`` in which each secret pointer (``classify`` of ``document``) holding ``MASK``
-    holds the value ``stored`` has there. ``MASK`` anywhere else is the client's own text.
+    holds the value ``stored`` has there.
 
-    Raises MaskWithoutValue when ``stored`` has nothing at such a pointer (a new secret key
-    written as the mask): storing the mask itself would lose the secret silently.
+    Raises MaskWithoutValue (400) where that would guess: ``stored`` has nothing there (a new
+    secret written as the mask), the mask sits in a list entry that is not the one stored at
+    its position (entries removed, added or reordered: keeping the stored value would move one
+    entry's secret to another), or ``MASK`` is where no secret is (a masked value copied to a
+    plain key). Storing the mask itself would lose a secret silently.
     """
     result = pointers.copy_containers(document)
-    missing = []
+    missing, moved = [], []
     for pointer in sorted(secret):
         if pointers.get(result, pointer, None) != MASK:
             continue
         if not _exists(stored, pointer):
             missing.append(pointer)
-            continue
-        result = pointers.replace(result, pointer, pointers.copy_containers(pointers.get(stored, pointer)))
-    if missing:
-        raise MaskWithoutValue(
-            "{0} is the mask of a secret, and no value is stored at {1} to keep: send the value "
-            "itself".format(MASK, ", ".join(missing)), errors=missing)
+        elif not _same_entries(document, stored, pointer, secret):
+            moved.append(pointer)
+        else:
+            result = pointers.replace(result, pointer, pointers.copy_containers(pointers.get(stored, pointer)))
+    stray = [pointer for pointer in pointers.leaves(result) if pointers.get(result, pointer) == MASK
+             and pointer not in missing and pointer not in moved] if _holds_mask(result) else []
+    if missing or moved or stray:
+        reasons = []
+        if missing:
+            reasons.append("no value is stored at {0} to keep".format(", ".join(missing)))
+        if moved:
+            reasons.append("the list entries around {0} are not the stored ones, so which secret to keep is "
+                           "unknown".format(", ".join(moved)))
+        if stray:
+            reasons.append("{0} hold(s) no secret".format(", ".join(stray)))
+        raise MaskWithoutValue("{0} is the mask of a secret, and {1}: send the value itself".format(
+            MASK, "; ".join(reasons)), errors=missing + moved + stray)
     return result
+
+
+def _same_entries(document, stored, pointer, secret):
+    """Whether every list entry on the way to ``pointer`` is, as a client sees it (masked), the entry
+    ``stored`` has at that position."""
+    tokens = pointers.tokens(pointer)
+    for depth in range(1, len(tokens)):
+        parent = "".join("/" + pointers.escape(token) for token in tokens[:depth - 1])
+        if not isinstance(pointers.get(document, parent, None), list):
+            continue
+        entry = "".join("/" + pointers.escape(token) for token in tokens[:depth])
+        inside = {p[len(entry):] for p in secret if p.startswith(entry + "/")}
+        seen, kept = pointers.get(document, entry), pointers.get(stored, entry, _ABSENT)
+        if kept is _ABSENT or _canonical(mask(seen, inside)) != _canonical(mask(kept, inside)):
+            return False
+    return True
+
+
+def _canonical(value):
+    return json.dumps(value, sort_keys=True)
+
+
+def _holds_mask(document):
+    return MASK in json.dumps(document)
+
+
+_ABSENT = object()
 
 
 def _exists(document, pointer):

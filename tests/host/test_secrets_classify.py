@@ -348,3 +348,20 @@ def test_a_schema_marks_exactly_the_leaves_under_its_marked_nodes(data):
     schema = {"definitions": definitions, "allOf": [schema]}
     jsonschema.Draft4Validator.check_schema(schema)
     assert classify.secret_pointers(document, schema=schema) == expected
+
+
+@pytest.mark.parametrize("name", ["admin_key", "mon_key", "bootstrap_osd_key", "radosgw_key", "passphrase",
+                                  "ssl_passphrase", "db_pwd", "bind_pw", "access_key", "s3_access_key",
+                                  "fernet_keys", "keystone_credential_key"])
+def test_fuel_credentials_that_are_not_named_password_are_secret_by_default(name):
+    """Ceph's keys in astute.yaml's storage section, and the other usual spellings of credentials."""
+    assert classify.by_name({"storage": {name: "AQBvalue=="}}) == {"/storage/" + name}
+
+
+@pytest.mark.parametrize("schema", [
+    {"dependencies": {"a": {"properties": {"b": {"x-secret": True}}}}},
+    {"not": {"properties": {"b": {"x-secret": True}}}},
+])
+def test_a_marker_under_dependencies_or_not_counts(schema):
+    """Schema dependencies apply to the whole object; under ``not``, when in doubt, secret."""
+    assert classify.by_schema({"a": 1, "b": "DEPSEC"}, schema) == {"/b"}
