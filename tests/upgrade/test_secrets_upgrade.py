@@ -149,21 +149,24 @@ def test_a_model_patch_refused_for_a_stored_secret_that_no_longer_fits_does_not_
 
 
 def test_a_clone_onto_a_release_that_would_hold_an_orig_secret_as_a_plain_value_needs_change_secrets(
-        apps, upgrade, session):
+        apps, session):
     """A member may create a release whose field has no type; the orig's password copied into it would be
     plain in the seed, readable by anyone: the clone needs nailgun:change_secrets."""
-    editable = {"service": {"admin_pw": {"value": "plain default", "label": "Password"},
-                            "user": {"type": "text", "value": "svc"}}}
-    typeless = apps["member"].post_json(API + "/releases/", release_body("Open", "mitaka-9.0.1", editable)).json
-    body = {"name": "seed", "release_id": typeless["id"]}
-    refused = apps["member"].post_json(CLONE.format(upgrade["orig"]["id"]), body, status=403)
+    admin = apps["admin"]
+    typed = {"service": {"credential": {"type": "password", "value": "Cred-By-Type-9d2c", "label": "Credential"}}}
+    old = admin.post_json(API + "/releases/", release_body("Liberty", "liberty-8.0", typed)).json
+    orig = admin.post_json(API + "/clusters/", {"name": "orig", "release_id": old["id"]}).json
+    typeless = {"service": {"credential": {"value": "plain default", "label": "Credential"}}}
+    new = apps["member"].post_json(API + "/releases/", release_body("Open", "mitaka-9.0", typeless)).json
+    body = {"name": "seed", "release_id": new["id"]}
+    refused = apps["member"].post_json(CLONE.format(orig["id"]), body, status=403)
     assert refused.json["errors"] == ["nailgun:change_secrets"]
-    assert "/editable/service/admin_pw/value" in refused.json["message"]
+    assert "/editable/service/credential/value" in refused.json["message"]
     assert session.query(Cluster).count() == 1
     session.remove()
-    seed = apps["admin"].post_json(CLONE.format(upgrade["orig"]["id"]), body).json
+    seed = admin.post_json(CLONE.format(orig["id"]), body).json
     assert apps["reader"].get("{0}/clusters/{1}/attributes/".format(API, seed["id"])).json[
-        "editable"]["service"]["admin_pw"]["value"] == DEFAULT_PASSWORD
+        "editable"]["service"]["credential"]["value"] == "Cred-By-Type-9d2c"
 
 
 #: what a member may try to write at an editable value of the model
