@@ -5,6 +5,7 @@ Messages follow the original extension where octane or its tests relied on them.
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster, Release
+from nailgun_host.objects import attributes as attributes_obj
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
@@ -53,8 +54,12 @@ def check_network_roles(orig, new_release):
                                  ["network role '{0}' mapped to '{1}'".format(*item) for item in lost])
 
 
-def validate_clone(orig, data):
-    """(new release, upgraded attributes) once every clone check has passed."""
+def validate_clone(orig, data, *, authorize_declassified):
+    """(new release, upgraded attributes) once every clone check has passed.
+
+    A seed whose release would hold one of the orig's secret values as a plain one (a field
+    without the type ``password``) is first shown to ``authorize_declassified(pointers)``.
+    """
     check_not_in_upgrade(orig)
     cluster_obj.check_name_free(data["name"])
     new_release = db.get(Release, data["release_id"])
@@ -64,12 +69,16 @@ def validate_clone(orig, data):
     check_release_upgrade(orig.release, new_release)
     check_network_roles(orig, new_release)
     attributes = upgrade.upgraded_attributes(orig, new_release)
-    incompatible = upgrade.incompatible_attributes(
-        attributes["editable"], (new_release.attributes_metadata or {}).get("editable", {}))
+    release_editable = (new_release.attributes_metadata or {}).get("editable", {})
+    incompatible = upgrade.incompatible_attributes(attributes["editable"], release_editable)
     if incompatible:
         raise errors.Conflict(
             "Environment {0} has attributes incompatible with the upgrade to release {1}".format(
                 orig.id, new_release.id), incompatible)
+    declassified = attributes_obj.declassified(
+        attributes["editable"], upgrade.merge_editable(attributes["editable"], release_editable))
+    if declassified:
+        authorize_declassified({"/editable" + pointer for pointer in declassified})
     return new_release, attributes
 
 

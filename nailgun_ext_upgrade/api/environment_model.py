@@ -2,7 +2,7 @@
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import MASKED_HEADER, BaseHandler, shown
+from nailgun_host.api.base import MASKED_HEADER, BaseHandler, authorize_declassified, shown
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_ext_upgrade import schemas
 from nailgun_ext_upgrade.objects import environment_model
@@ -23,7 +23,8 @@ class ClusterModelHandler(BaseHandler):
         if path and path.strip("/"):
             raise errors.MethodNotAllowed("A patch applies to the whole model: PATCH /clusters/{0}/model".format(
                 cluster.id), ["GET"])
-        model = environment_model.apply_patch(cluster, self.body(), view=shown)
+        model = environment_model.apply_patch(cluster, self.body(), view=shown,
+                                              authorize_declassified=authorize_declassified)
         return _answer(model, environment_model.editable_secrets(cluster))
 
 

@@ -1,6 +1,6 @@
 """Handlers of the upgrade resources under /clusters/<id>/upgrade."""
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, respond_with_task, shown
+from nailgun_host.api.base import BaseHandler, authorize_declassified, respond_with_task, shown
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster
 from nailgun_host.objects import cluster as cluster_obj
@@ -34,7 +34,7 @@ class ClusterUpgradeCloneHandler(BaseHandler):
         """The orig's Upgrade Seed on a newer release; 200 with the seed (no secrets)."""
         orig = cluster_obj.get(cluster_id, lock=True)
         data = self.body()
-        new_release, attributes = validators.validate_clone(orig, data)
+        new_release, attributes = validators.validate_clone(orig, data, authorize_declassified=authorize_declassified)
         seed = upgrade.clone_cluster(orig, data["name"], new_release, attributes)
         return cluster_obj.to_dict(seed)
 

@@ -262,11 +262,12 @@ def _without_generated(model):
     return dict(model, attributes=dict(model["attributes"], generated={}))
 
 
-def apply_patch(cluster, operations, view=lambda model, secret: model):
+def apply_patch(cluster, operations, view=lambda model, secret: model, *, authorize_declassified):
     """Check the whole patch, then write what it changed; returns the new model.
 
     ``view(model, secret)`` is the model as the client sees it (masked for a reader): the
     patch, ``test`` operations included, applies to that, and the mask left at a secret keeps it.
+    ``authorize_declassified``: see ``cluster_obj.update_editable``.
     """
     validate_schema(operations, schemas.MODEL_PATCH)
     for operation in operations:
@@ -292,6 +293,6 @@ def apply_patch(cluster, operations, view=lambda model, secret: model):
                                                "networking_parameters": after["networking_parameters"]})
     if after["attributes"]["editable"] != before["attributes"]["editable"]:
         cluster_obj.update_editable(cluster, _editable_with(cluster, after["attributes"]["editable"]),
-                                    replace=True)
+                                    replace=True, authorize_declassified=authorize_declassified)
     cluster_obj.update(cluster, {"name": after["name"]})
     return build(cluster)

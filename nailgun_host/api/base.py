@@ -189,6 +189,22 @@ def authorize_changing_secrets():
     policy.authorize(policy.CHANGE_SECRETS, identity())
 
 
+def authorize_declassified(found):
+    """Refuse (403 naming ``nailgun:change_secrets``) a write that would leave the secret values at the
+    pointers ``found`` stored and readable as plain ones, unless this identity may change what is secret.
+
+    The one check of every such write: the objects find the pointers (``classify.declassified``)
+    and call this, which their callers hand them, before they write anything.
+    """
+    asking = identity()
+    if found and not policy.allowed(policy.CHANGE_SECRETS, asking):
+        raise errors.NotAllowed(
+            "This change would make secret values plain ones, readable by anyone (at {0}): policy does not "
+            "allow {1} for user {2} (roles: {3})".format(", ".join(sorted(found)), policy.CHANGE_SECRETS,
+                                                          asking.name, ", ".join(asking.roles) or "none"),
+            [policy.CHANGE_SECRETS])
+
+
 #: set (``true``) on an answer in which at least one secret reads as the mask: a client that needs
 #: the values (the Hiera backends) fails clearly instead of handing the mask to Puppet
 MASKED_HEADER = "X-Secrets-Masked"

@@ -1,7 +1,7 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
 from nailgun_host import errors, extensions, policy, schemas, secrets
-from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, id_list_param,
-                                   list_param, respond_with_task, set_status, shown)
+from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, authorize_declassified,
+                                   id_list_param, list_param, respond_with_task, set_status, shown)
 from nailgun_host.objects import attributes
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
@@ -33,12 +33,13 @@ class ClusterAttributesHandler(BaseHandler):
 
     def PUT(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
-        cluster_obj.update_editable(cluster, self.body()["editable"], replace=True)
+        cluster_obj.update_editable(cluster, self.body()["editable"], replace=True,
+                                    authorize_declassified=authorize_declassified)
         return _editable(cluster.editable_attributes)
 
     def PATCH(self, cluster_id):
         cluster = cluster_obj.get(cluster_id, lock=True)
-        cluster_obj.update_editable(cluster, self.body()["editable"])
+        cluster_obj.update_editable(cluster, self.body()["editable"], authorize_declassified=authorize_declassified)
         return _editable(cluster.editable_attributes)
 
 

@@ -4,7 +4,7 @@ import web
 import nailgun_host
 from nailgun_host import openapi
 from nailgun_host.api.base import BaseHandler
-from nailgun_host.db import get_engine, migration
+from nailgun_host.db import get_engine, migration, sealed
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import settings
 
@@ -48,14 +48,17 @@ class OpenAPIHandler(BaseHandler):
 class HealthHandler(BaseHandler):
     """Public, for load balancers and monitoring: can this server answer database routes?
 
-    200 with each part's revision when the database answers and the core and every
-    extension are at their head; 503 (with ``Retry-After``) naming what is wrong otherwise.
+    200 with each part's revision when the database answers, the core and every extension
+    are at their head and the secrets' keys open the database's; 503 (with ``Retry-After``)
+    naming what is wrong otherwise.
     """
 
     public = True
 
     def GET(self):
         fault, state = migration.check_database(get_engine())
+        if fault is None:
+            fault = sealed.keys_fault(get_engine())
         if fault is not None:
             raise fault
         return {"status": "ok", "database": get_engine().dialect.name,

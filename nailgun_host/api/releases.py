@@ -1,6 +1,6 @@
 """/releases: what clusters are installed from."""
 from nailgun_host import schemas
-from nailgun_host.api.base import BaseHandler, CollectionHandler, ItemHandler, shown
+from nailgun_host.api.base import BaseHandler, CollectionHandler, ItemHandler, authorize_declassified, shown
 from nailgun_host.objects import release as release_obj
 
 
@@ -30,7 +30,7 @@ class ReleaseHandler(ItemHandler):
 
     def PUT(self, release_id):
         found = release_obj.get(release_id, lock=True)
-        return shown_release(release_obj.update(found, self.body()))
+        return shown_release(release_obj.update(found, self.body(), authorize_declassified=authorize_declassified))
 
 
 class ReleaseDeploymentTasksHandler(BaseHandler):

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from nailgun_host import extensions, secrets
+from nailgun_host import errors, extensions, secrets
 from nailgun_host.db import Base, db
 from nailgun_host.secrets import keys, sealing
 
@@ -171,6 +171,26 @@ def reseal(table, column, classifier_of_row=None, where=None, columns=(), dry_ru
         if commit:
             db.commit()
     return count
+
+
+#: what health says when the keys stopped fitting (the details, with the repository's path, go to the log)
+KEYS_UNFIT_MESSAGE = ("The key repository does not hold the keys this database's secrets are encrypted with "
+                      "(or cannot be read): an operator must fix it (see nailgun-secrets status)")
+
+
+def keys_fault(engine):
+    """None while the configured keys open this database's canary; otherwise the 503 to answer.
+
+    Health asks at every call: the keys may stop fitting under a running server (a wrong
+    repository restored, ``nailgun-secrets retire --force``), and then every route that reads
+    a secret answers 503, so a load balancer must stop sending traffic here.
+    """
+    try:
+        check_keys(engine)
+    except keys.KeyRepositoryError as exc:
+        LOG.error("Health: %s", exc)
+        return errors.ServiceUnavailable(KEYS_UNFIT_MESSAGE)
+    return None
 
 
 def reencrypt_all(dry_run=False, batch=200):

@@ -9,7 +9,7 @@ import uuid
 
 from nailgun_host import errors
 from nailgun_host import secrets as host_secrets
-from nailgun_host.secrets import pointers
+from nailgun_host.secrets import classify, pointers
 from nailgun_host.settings import settings
 
 #: the generators a release's ``generated`` template may name
@@ -123,6 +123,12 @@ def value_secrets(editable):
         if len(parts) >= 3 and parts[2] == "value":
             found.add("".join("/" + pointers.escape(part) for part in parts[:2] + parts[3:]))
     return found
+
+
+def declassified(before, after):
+    """The secret values of the editable tree ``before`` that ``after`` would hold as plain ones
+    (``classify.declassified``): a write to ``after`` needs the right to change what is secret."""
+    return classify.declassified(before, after, host_secrets.attribute_secrets)
 
 
 def merge_dicts(base, update):

@@ -4,7 +4,7 @@ import copy
 from nailgun_host import errors, extensions, secrets
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Node, NodeGroup, Release
-from nailgun_host.objects import network, pending_changes
+from nailgun_host.objects import attributes, network, pending_changes
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects.attributes import generate_attributes, merge_dicts
@@ -88,18 +88,24 @@ def delete(cluster):
     db.flush()
 
 
-def update_editable(cluster, editable, replace=False):
+def update_editable(cluster, editable, replace=False, *, authorize_declassified):
     """Set editable attribute values; with ``replace`` the whole tree is taken as given.
 
     The mask where a secret is stored keeps that secret (``masking.unmask``; 400 where none
-    is). Returns whether anything changed: only a change is a pending change and is told to
-    the extensions, so writing back what was read does nothing.
+    is). A result that would hold a secret value as a plain one (a password field's type
+    changed) is first shown to ``authorize_declassified(pointers)``, the caller's check of
+    who asks, which raises to refuse; nothing is written before. Returns whether anything
+    changed: only a change is a pending change and is told to the extensions, so writing
+    back what was read does nothing.
     """
     current = cluster.editable_attributes
     wanted = copy.deepcopy(editable) if replace else merge_dicts(current, editable)
     wanted = masking.unmask(wanted, current, secrets.attribute_secrets(wanted) | secrets.attribute_secrets(current))
     if wanted == current:
         return False
+    declassified = attributes.declassified(current, wanted)
+    if declassified:
+        authorize_declassified(declassified)
     cluster.editable_attributes = wanted
     pending_changes.record(cluster, "attributes")
     extensions.fire("on_cluster_patch_attributes", cluster, {})

@@ -9,7 +9,7 @@ from nailgun_host import errors, secrets
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.objects import attributes, network
-from nailgun_host.secrets import masking
+from nailgun_host.secrets import classify, masking
 from nailgun_host.settings import settings
 
 DEFAULTS_FILE = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "release_defaults.yaml")
@@ -117,10 +117,17 @@ def create(data):
     return release
 
 
-def update(release, data):
+def update(release, data, *, authorize_declassified):
+    """Change ``release`` by ``data``; a change of its editable defaults that would hold a secret as a
+    plain value is first shown to ``authorize_declassified(pointers)`` (see ``cluster.update_editable``)."""
     check_unique(data.get("name", release.name), data.get("version", release.version), release)
     data = _kept_secrets(data, release.attributes_metadata)
     check_metadata(data)
+    if "attributes_metadata" in data:
+        declassified = classify.declassified(release.attributes_metadata, data["attributes_metadata"],
+                                             secrets.release_secrets)
+        if declassified:
+            authorize_declassified({"/attributes_metadata" + pointer for pointer in declassified})
     for key in ("name", "version", "description", "operating_system", "state") + METADATA_FIELDS:
         if key in data:
             setattr(release, key, copy.deepcopy(data[key]))

@@ -14,6 +14,10 @@ back is classified exactly like the stored one it was read from.
   and restrictions stay readable, so a UI can still draw the form.
 - A cluster's generated attributes (``every_leaf``): all of them.
 
+``declassified`` compares two versions of a document under one classifier: the secrets a
+write would turn into plain values (a password field's type changed), which only an identity
+allowed to change what is secret may do.
+
 When in doubt the answer is "secret": a ``$ref`` that does not resolve inside the schema, or a
 pattern RE2 cannot run, marks what it might have covered.
 """
@@ -26,6 +30,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT4
 
+from nailgun_host.secrets import pointers
 from nailgun_host.secrets.pointers import child, leaves
 
 #: shell-style patterns matched against a whole key, case-insensitively. ``token`` only as a
@@ -214,6 +219,27 @@ def attribute_pointers(attributes, patterns=DEFAULT_PATTERNS):
             for index, item in enumerate(value):
                 yield from walk(item, child(pointer, index), None)
     return set(walk(attributes, "", None))
+
+
+def declassified(before, after, classifier):
+    """The secret leaves of ``before`` whose place ``after`` still holds but no longer calls secret.
+
+    A write from ``before`` to ``after`` would turn these into plain values anyone may read,
+    without the writer ever seeing them: a password field whose ``type`` a PATCH changes keeps
+    its stored value, now in clear. ``classifier`` is the one that applies to both documents
+    (e.g. ``nailgun_host.secrets.attribute_secrets``). What ``after`` holds at such a place is
+    still secret if every leaf there is (a value that became an object of secrets).
+    """
+    secret = classifier(after)
+    found = set()
+    for pointer in classifier(before) - secret:
+        value = pointers.get(after, pointer, _ABSENT)
+        if value is not _ABSENT and not set(leaves(value, pointer)) <= secret:
+            found.add(pointer)
+    return found
+
+
+_ABSENT = object()
 
 
 def every_leaf(document):

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from cryptography.fernet import Fernet, InvalidToken
 
 from nailgun_host import secrets
+from nailgun_host.db import sealed
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.secrets import keys, sealing
 from nailgun_host.settings import settings
@@ -178,3 +179,51 @@ def test_reencryption_seals_cluster_secrets_an_older_version_stored_in_clear(own
     assert stored_attributes(session, cluster["id"])[0] == {"legacy": {"password": "LeGaCyPaSsWoRd"}}
     assert nailgun_secrets(db_url, "status").stdout.strip().endswith("\n0 stored value(s) not yet under the "
                                                                      "primary key")
+
+
+def test_health_answers_503_once_the_keys_stop_fitting_the_database(own_keys, app, env, db_url, tmp_path):
+    """A load balancer stops sending traffic to a server whose secrets it cannot read: a wrong repository
+    restored under it, and ``nailgun-secrets retire --force`` of the key that the data still needs."""
+    cluster = env.create()
+    copy = str(tmp_path / "served-keys")
+    shutil.copytree(own_keys, copy)
+    server = LiveServer(db_url, env={"NAILGUN_KEY_REPOSITORY": copy})
+    try:
+        health = server.url + "/api/v1/health"
+        attributes = server.url + "/api/v1/clusters/{0}/attributes".format(cluster["id"])
+        assert requests.get(health, timeout=10).status_code == 200
+        assert nailgun_secrets(db_url, "rotate").returncode == 0  # the test's repository: the server's is a copy
+        shutil.rmtree(copy)
+        shutil.copytree(own_keys, copy)  # the new primary, key 1 still there: everything still reads
+        time.sleep(secrets.RECHECK_AFTER + 0.2)
+        assert requests.get(health, timeout=10).status_code == 200
+        assert requests.get(attributes, timeout=10).status_code == 200
+
+        forced = subprocess.run([os.path.join(BIN, "nailgun-secrets"), "--db-url", db_url, "retire", "--force"],
+                                env=dict(os.environ, NAILGUN_KEY_REPOSITORY=copy), capture_output=True, text=True,
+                                timeout=60)
+        assert (forced.returncode, forced.stdout.strip()) == (0, "retired key(s): 1"), forced.stderr
+        os.utime(copy, ns=(1, 1))  # a new stamp even within the filesystem's time resolution
+        time.sleep(secrets.RECHECK_AFTER + 0.2)
+        assert requests.get(attributes, timeout=10).status_code == 503
+        answer = requests.get(health, timeout=10)
+        assert answer.status_code == 503 and answer.headers["Retry-After"]
+        assert answer.json()["message"] == sealed.KEYS_UNFIT_MESSAGE
+        assert copy not in answer.text  # a public route: the repository's place goes to the log only
+        assert requests.head(health, timeout=10).status_code == 503
+
+        shutil.rmtree(copy)
+        shutil.copytree(own_keys, copy)  # the operator restores the repository that fits
+        time.sleep(secrets.RECHECK_AFTER + 0.2)
+        assert requests.get(health, timeout=10).status_code == 200
+        assert requests.get(attributes, timeout=10).status_code == 200
+
+        for name in os.listdir(copy):  # another, valid repository restored over it
+            os.unlink(os.path.join(copy, name))
+        keys.load(copy)
+        os.utime(copy, ns=(2, 2))
+        time.sleep(secrets.RECHECK_AFTER + 0.2)
+        answer = requests.get(health, timeout=10)
+        assert (answer.status_code, answer.json()["message"]) == (503, sealed.KEYS_UNFIT_MESSAGE)
+    finally:
+        server.stop()

@@ -4,6 +4,9 @@ and a patch that writes the mask back changes nothing."""
 import json
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from nailgun_host.api.base import MASKED_HEADER
 from nailgun_host.db.models import Cluster
@@ -143,3 +146,51 @@ def test_a_model_patch_refused_for_a_stored_secret_that_no_longer_fits_does_not_
         assert "Stored-Api-Key-4e1f" not in refused.text
         assert "secret is stored" in refused.json["message"]
     assert session.get(Cluster, cluster["id"]).editable_attributes["service"]["user"]["value"] == "svc"
+
+
+def test_a_clone_onto_a_release_that_would_hold_an_orig_secret_as_a_plain_value_needs_change_secrets(
+        apps, session):
+    """A member may create a release whose field has no type; the orig's password copied into it would be
+    plain in the seed, readable by anyone: the clone needs nailgun:change_secrets."""
+    admin = apps["admin"]
+    typed = {"service": {"credential": {"type": "password", "value": "Cred-By-Type-9d2c", "label": "Credential"}}}
+    old = admin.post_json(API + "/releases/", release_body("Liberty", "liberty-8.0", typed)).json
+    orig = admin.post_json(API + "/clusters/", {"name": "orig", "release_id": old["id"]}).json
+    typeless = {"service": {"credential": {"value": "plain default", "label": "Credential"}}}
+    new = apps["member"].post_json(API + "/releases/", release_body("Open", "mitaka-9.0", typeless)).json
+    body = {"name": "seed", "release_id": new["id"]}
+    refused = apps["member"].post_json(CLONE.format(orig["id"]), body, status=403)
+    assert refused.json["errors"] == ["nailgun:change_secrets"]
+    assert "/editable/service/credential/value" in refused.json["message"]
+    assert session.query(Cluster).count() == 1
+    session.remove()
+    seed = admin.post_json(CLONE.format(orig["id"]), body).json
+    assert apps["reader"].get("{0}/clusters/{1}/attributes/".format(API, seed["id"])).json[
+        "editable"]["service"]["credential"]["value"] == "Cred-By-Type-9d2c"
+
+
+#: what a member may try to write at an editable value of the model
+MODEL_VALUES = st.one_of(st.just(MASK), st.text(max_size=8), st.booleans(), st.integers(),
+                         st.fixed_dictionaries({"type": st.sampled_from(["text", "password"]), "value": st.just(MASK)}),
+                         st.lists(st.just(MASK), max_size=2))
+
+
+@hypothesis_settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["replace", "add", "remove"]),
+                          st.sampled_from(["/attributes/editable/service/admin_pw",
+                                           "/attributes/editable/service/admin_pw/type",
+                                           "/attributes/editable/access/password",
+                                           "/attributes/editable/access/password/0",
+                                           "/attributes/editable/service/user"]),
+                          MODEL_VALUES), min_size=1, max_size=3))
+def test_no_model_patch_of_a_member_lets_a_reader_read_a_stored_secret(apps, upgrade, operations):
+    """The model shows values only, so its patches cannot change a field's type; whatever they try, the
+    orig's secrets still read as the mask (a patch that would make one plain meets the same check)."""
+    seed = upgrade.get("seed") or upgrade.setdefault("seed", clone(apps, upgrade).json)
+    patch = [dict({"op": op, "path": path}, **({} if op == "remove" else {"value": value}))
+             for op, path, value in operations]
+    answer = _patch(apps["member"], seed, patch, status="*")
+    assert answer.status_code in (200, 400, 403, 404, 409), answer.text
+    shown = apps["reader"].get("{0}/clusters/{1}/attributes/".format(API, seed["id"])).text + \
+        apps["reader"].get(MODEL.format(seed["id"])).text
+    assert "Orig-Access-Pw-31c7" not in shown and DEFAULT_PASSWORD not in shown
