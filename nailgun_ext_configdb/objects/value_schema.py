@@ -15,7 +15,6 @@ able to make the server fetch, loop or backtrack:
   time is linear in the input: ``^(a+)+$`` cannot backtrack. Patterns RE2 cannot run
   (backreferences, lookaround) are refused.
 """
-import functools
 
 import jsonschema
 import re2
@@ -23,7 +22,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT4
 
-from nailgun_host import errors
+from nailgun_host import errors, user_schemas
 from nailgun_host.secrets import masking, pointers
 
 
@@ -36,25 +35,8 @@ MAX_SCHEMA_NODES = 10000
 #: nesting of schema nodes through subschemas and references (jsonschema recurses on it)
 MAX_SCHEMA_DEPTH = 100
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
-
-
-def _refuse_retrieval(uri):
-    raise referencing.exceptions.NoSuchResource(ref=uri)
-
-
-#: every schema is resolved in this registry: it never retrieves anything
-REGISTRY = referencing.Registry(retrieve=_refuse_retrieval)
-
-
-@functools.lru_cache(maxsize=1024)
-def _compiled(pattern):
-    return re2.compile(pattern, options=_RE2_OPTIONS)
-
-
 def _search(pattern, text):
-    return _compiled(pattern).search(text) is not None
+    return user_schemas.compiled_pattern(pattern).search(text) is not None
 
 
 def _pattern(validator, pattern, instance, schema):
@@ -96,7 +78,7 @@ def _check_patterns(contents):
         patterns.append(contents["pattern"])
     for pattern in patterns:
         try:
-            _compiled(pattern)
+            user_schemas.compiled_pattern(pattern)
         except re2.error as exc:
             _refuse("has a pattern RE2 cannot run ({0}): {1!r}".format(
                 exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc,
@@ -110,7 +92,7 @@ def check(schema):
     except jsonschema.SchemaError as exc:
         _refuse("is not a valid JSON schema: {0}".format(exc.message))
     root = DRAFT4.create_resource(schema)
-    resolver = REGISTRY.resolver_with_root(root)
+    resolver = user_schemas.REGISTRY.resolver_with_root(root)
     # iterative depth-first walk; a node is left (its id popped from the path) once its children are done
     nodes, on_path = 0, set()
     stack = [(schema, resolver, 0, False)]
@@ -153,7 +135,7 @@ def validate(data, schema, secret=()):
     jsonschema's messages quote the instance (``'hunter2' is not of type 'integer'``): where it
     holds one of the ``secret`` leaves (JSON pointers), the message quotes it masked.
     """
-    validator = ValueValidator(schema, registry=REGISTRY, format_checker=jsonschema.FormatChecker())
+    validator = ValueValidator(schema, registry=user_schemas.REGISTRY, format_checker=jsonschema.FormatChecker())
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
         return data

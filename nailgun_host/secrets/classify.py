@@ -30,6 +30,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT4
 
+from nailgun_host import user_schemas
 from nailgun_host.secrets import pointers
 from nailgun_host.secrets.pointers import child, leaves
 
@@ -47,18 +48,6 @@ DEFAULT_PATTERNS = (
 #: schema keywords whose subschemas apply to the very instance their schema applies to (a marker under
 #: ``not`` counts too: when in doubt, secret)
 _IN_PLACE = ("allOf", "anyOf", "oneOf")
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
-
-
-def _refuse_retrieval(uri):
-    raise referencing.exceptions.NoSuchResource(ref=uri)
-
-
-#: references resolve inside the schema only: classification never fetches anything
-_REGISTRY = referencing.Registry(retrieve=_refuse_retrieval)
-
-
 @functools.lru_cache(maxsize=64)
 def name_matcher(patterns):
     """A predicate on key names for a tuple of shell-style patterns (an empty tuple matches nothing)."""
@@ -105,9 +94,9 @@ def by_schema(document, schema):
     """Every leaf under a node of ``schema`` (draft 4) marked ``format: password`` or ``x-secret: true``."""
     resource = DRAFT4.create_resource(schema)
     try:
-        resolver = _REGISTRY.resolver_with_root(resource)
+        resolver = user_schemas.REGISTRY.resolver_with_root(resource)
     except (AttributeError, TypeError):  # an "id" that is no URI: resolve against no base
-        resolver = _REGISTRY.with_resource("", resource).resolver()
+        resolver = user_schemas.REGISTRY.with_resource("", resource).resolver()
     return set(_walk(document, "", [(schema, resolver)]))
 
 
@@ -188,10 +177,9 @@ def _item(node, index):
         yield schema["additionalItems"], resolver
 
 
-@functools.lru_cache(maxsize=1024)
 def _compiled(pattern):
     try:
-        return re2.compile(pattern, options=_RE2_OPTIONS)
+        return user_schemas.compiled_pattern(pattern)
     except re2.error:
         return None
 
