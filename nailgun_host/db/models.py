@@ -298,6 +298,9 @@ class ConfigSessionChange(Base):
     #: how answers describe the document (``{"type": "configdb", "resource": 12, ...}``)
     descriptor: Mapped[dict] = mapped_column(default=dict)
     data: Mapped[dict] = mapped_column(SealedJSON())
+    #: what the extension needs to tell whether the current document changed since it was first
+    #: staged (ConfigDB: the document's revision then; the model: a digest of it)
+    base: Mapped[dict | None] = mapped_column(JSONType)
     changed_keys: Mapped[list] = mapped_column(default=list)
     updated_at: Mapped[datetime.datetime] = mapped_column(default=_now)
 

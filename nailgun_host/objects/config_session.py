@@ -70,8 +70,9 @@ def staged(session, extension, document_key):
     raise NotImplementedError
 
 
-def stage(session, extension, document_key, descriptor, data, changed_keys):
-    """Stage ``data`` (already sealed by the extension) as the whole new document; the session must be
+def stage(session, extension, document_key, descriptor, data, changed_keys, base=None):
+    """Stage ``data`` (already sealed by the extension) as the whole new document; ``base`` (kept from
+    the first staging of the document on) says what the document was then. The session must be
     open and locked (``find(..., lock=True)``). Its expiry slides (``SESSIONS.ttl``, at most ``max_age``);
     more than ``SESSIONS.max_documents`` documents is a 400."""
     raise NotImplementedError

@@ -48,6 +48,7 @@ def upgrade():
         sa.Column("document_key", sa.String(length=1100), nullable=False),
         sa.Column("descriptor", JSONType, nullable=False),
         sa.Column("data", JSONType, nullable=False),
+        sa.Column("base", JSONType, nullable=True),
         sa.Column("changed_keys", JSONType, nullable=False),
         sa.Column("updated_at", sa.DateTime(), nullable=False),
         sa.ForeignKeyConstraint(["session_id"], ["config_sessions.id"], ondelete="CASCADE"),
