@@ -320,3 +320,40 @@ def test_a_secret_changed_by_another_session_makes_the_masked_stage_409(secure):
     app.put_json(url, {"password": MASK, "port": 3}, headers=dict(auth("member"), **hdr(mine)), status=409)
     app.post(env_url(1) + "/sessions/{0}/deploy".format(mine), headers=auth("member"), status=403)
     assert app.get(url, headers=auth("admin")).json == {"password": "other-pw", "port": 1}
+
+
+# -- a linked environment's sessions are its cluster's ---------------------------------------------
+
+def test_a_linked_environment_shares_its_clusters_sessions(app, cdb, env):
+    cluster = env.create(nodes_kwargs=[{"roles": ["controller"]}, {"roles": ["compute"]}])
+    first, second = env.nodes
+    comp = cdb.component("fuel", ["astute"])
+    cdb.environment(["fuel"], id=cluster["id"])
+    rid = comp["resource_definitions"][0]["id"]
+    opened = open_session(app, cluster["id"])
+    assert opened["environment_type"] == "cluster"
+    listed = app.get("/api/v1/clusters/{0}/sessions".format(cluster["id"])).json["sessions"]
+    assert [s["id"] for s in listed] == [opened["id"]]
+    sid = opened["id"]
+    for node in (first, second):
+        cdb.put(cluster["id"], rid, {"uid": node["id"]}, levels="nodes/{0}/".format(node["id"]), headers=hdr(sid))
+    assert cdb.get(cluster["id"], rid, levels="nodes/{0}/".format(first["id"])).json == {}
+    # the second node leaves: its staged document can no longer land
+    app.post_json("/api/v1/clusters/{0}/unassignment/".format(cluster["id"]), [{"id": second["id"]}])
+    conflict = app.post("/api/v1/clusters/{0}/sessions/{1}/deploy".format(cluster["id"], sid), status=409).json
+    assert [e["document"]["level"] for e in conflict["errors"]] == ["/nodes/{0}/".format(second["id"])]
+    assert cdb.get(cluster["id"], rid, levels="nodes/{0}/".format(first["id"])).json == {}
+    # a fresh session on the node still there deploys through the cluster's route
+    sid = open_session(app, cluster["id"])["id"]
+    cdb.put(cluster["id"], rid, {"uid": first["id"]}, levels="nodes/{0}/".format(first["id"]), headers=hdr(sid))
+    landed = app.post("/api/v1/clusters/{0}/sessions/{1}/deploy".format(cluster["id"], sid)).json
+    assert landed["state"] == "deployed"
+    assert cdb.get(cluster["id"], rid, levels="nodes/{0}/".format(first["id"])).json == {"uid": first["id"]}
+    deployments = app.get(env_url(cluster["id"]) + "/deployments").json["deployments"]
+    assert [d["id"] for d in deployments] == [sid]
+    assert deployments[0]["diff"][0]["patch"] == [{"op": "add", "path": "/uid", "value": first["id"]}]
+
+
+def test_an_unknown_environment_has_no_sessions(app):
+    app.post_json(env_url(99) + "/configure", {}, status=404)
+    app.get(env_url(99) + "/sessions", status=404)
