@@ -22,6 +22,8 @@ LOG = logging.getLogger(__name__)
 
 #: the one PostgreSQL channel; the topic is the payload
 CHANNEL = "nailgun"
+#: how the listener's connection shows in pg_stat_activity
+APPLICATION_NAME = "nailgun-notify"
 #: how often the SQLite listener reads the counters, in seconds
 POLL_INTERVAL = 0.2
 #: the longest pause between two reconnection attempts, in seconds
@@ -128,7 +130,7 @@ class Listener:
         import psycopg
 
         conninfo = self.url.set(drivername="postgresql").render_as_string(hide_password=False)
-        with psycopg.connect(conninfo, autocommit=True) as connection:
+        with psycopg.connect(conninfo, autocommit=True, application_name=APPLICATION_NAME) as connection:
             connection.execute("LISTEN " + CHANNEL)
             self.connected.set()
             self._woken(None)
