@@ -9,6 +9,15 @@ import json
 from cliff import columns
 
 
+def items(value):
+    """The list the server sent, or none when it sent something else: printing never fails on a body."""
+    return value if isinstance(value, list) else []
+
+
+def entries(value):
+    return [item for item in items(value) if isinstance(item, dict)]
+
+
 def label(descriptor):
     """``values of astute at /nodes/5/``, ``the environment model``; anything else as compact JSON."""
     if not isinstance(descriptor, dict):
@@ -24,7 +33,7 @@ def label(descriptor):
 
 def staged_line(entry):
     """A session's staged document and the keys it changes."""
-    keys = entry.get("changed_keys") or []
+    keys = items(entry.get("changed_keys"))
     return label(entry.get("document")) + (": " + ", ".join(map(str, keys)) if keys else "")
 
 
@@ -42,19 +51,19 @@ class Documents(columns.FormattableColumn):
     """A session's or deployment's ``documents``: one line each in a table."""
 
     def human_readable(self):
-        return "\n".join(staged_line(entry) for entry in self._value or [])
+        return "\n".join(staged_line(entry) for entry in entries(self._value))
 
 
 class Conflicts(columns.FormattableColumn):
     def human_readable(self):
-        return "\n".join(conflict_line(entry) for entry in self._value or [])
+        return "\n".join(conflict_line(entry) for entry in entries(self._value))
 
 
 class Lines(columns.FormattableColumn):
     """A list of strings (a deployment's model sections): one a line."""
 
     def human_readable(self):
-        return "\n".join(map(str, self._value or []))
+        return "\n".join(map(str, items(self._value)))
 
 
 class JSONValue(columns.FormattableColumn):

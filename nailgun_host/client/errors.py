@@ -1,5 +1,5 @@
 """The one error the client code raises for what the API (or the login before it) answered."""
-from nailgun_host.client.documents import conflict_line
+from nailgun_host.client.documents import conflict_line, entries
 
 
 class APIError(Exception):
@@ -16,14 +16,12 @@ def details(errors):
     """Lines for the entries of an error's ``errors`` that name what to fix: the documents a deploy
     conflicts with (also inside an invalid session's entry) and the operations a patch policy allows."""
     lines = []
-    for entry in errors if isinstance(errors, list) else []:
-        if not isinstance(entry, dict):
-            continue
+    for entry in entries(errors):
         if "document" in entry:
             lines.append(conflict_line(entry))
         elif isinstance(entry.get("conflicts"), list):
             lines += details(entry["conflicts"])
         elif "op" in entry and isinstance(entry.get("allowed"), list):
             lines.append("{0} {1}: allowed {2}".format(entry["op"], entry.get("path"),
-                                                       ", ".join(entry["allowed"]) or "none"))
+                                                       ", ".join(map(str, entry["allowed"])) or "none"))
     return lines

@@ -13,7 +13,7 @@ from urllib.parse import quote
 from cliff import command, lister, show
 
 from nailgun_host.client import ClientMixin
-from nailgun_host.client.documents import Conflicts, Document, Documents, JSONValue, Lines, label
+from nailgun_host.client.documents import Conflicts, Document, Documents, JSONValue, Lines, entries, label
 
 HEADER = "X-Configuration-Session"
 STATE_HEADER = "X-Configuration-Session-State"
@@ -149,8 +149,8 @@ class SessionDiff(SessionCommand, lister.Lister):
 
     def take_action(self, args):
         rows = []
-        for entry in self.client.get(self.session_path(args, "/diff"))["documents"]:
-            for operation in entry.get("patch") or []:
+        for entry in entries(self.client.get(self.session_path(args, "/diff")).get("documents")):
+            for operation in entries(entry.get("patch")):
                 rows.append((Document(entry.get("document")), operation.get("op"), operation.get("path"),
                              operation.get("from"), JSONValue(operation.get("value"))))
         return DIFF_COLUMNS, rows
@@ -175,11 +175,11 @@ class Diffs(JSONValue):
 
     def human_readable(self):
         lines = []
-        for entry in self._value or []:
+        for entry in entries(self._value):
             lines.append(label(entry.get("document")) + ":")
-            for op in entry.get("patch") or []:
+            for op in entries(entry.get("patch")):
                 value = "" if "value" not in op else " " + JSONValue(op["value"]).human_readable()
-                source = " from " + op["from"] if op.get("from") else ""
+                source = " from {0}".format(op["from"]) if op.get("from") else ""
                 lines.append("  {0} {1}{2}{3}".format(op.get("op"), op.get("path"), source, value))
         return "\n".join(lines)
 
