@@ -119,6 +119,19 @@ def _check_numbers(section, name):
             raise ValueError("{0}.{1} must be a whole number of at least 0, not {2!r}".format(name, key, value))
 
 
+def _check_flags(section, name):
+    for key, value in section.items():
+        if isinstance(DEFAULTS[name].get(key), bool) and not isinstance(value, bool):
+            raise ValueError("{0}.{1} must be true or false, not {2!r}".format(name, key, value))
+
+
+def _check_sessions(sessions):
+    """A session must be able to live at all: no zero lifetimes or document limits."""
+    for key in ("ttl", "max_age", "max_documents"):
+        if sessions[key] < 1:
+            raise ValueError("SESSIONS.{0} must be at least 1, not {1!r}".format(key, sessions[key]))
+
+
 #: sections whose unknown keys are refused: a misspelt limit must not silently keep the default
 CHECKED_SECTIONS = ("SESSIONS", "FEED")
 
@@ -146,6 +159,8 @@ class Settings(dict):
         for name in CHECKED_SECTIONS:
             _unknown_keys(self[name], DEFAULTS[name], name + ".")
             _check_numbers(self[name], name)
+            _check_flags(self[name], name)
+        _check_sessions(self["SESSIONS"])
         return self
 
     @property
