@@ -116,9 +116,12 @@ def _max_versions():
     return int(limit) if limit else None
 
 
-def write(environment, resource, level_path, kind, data, author, document=None):
+def write(environment, resource, level_path, kind, data, author, document=None, revision=None):
     """Store ``data`` (clear) as a new version; None (and nothing written) when it is the same JSON as the
     current one.
+
+    Each write bumps the environment's revision, unless ``revision`` is given: a session's deploy
+    bumps it once and every document it writes shares that revision.
 
     ``data`` must be storable as it is on every database (``validation.check_storable``):
     a keys operation can make a document deeper than any body it came in. It is stored
@@ -136,8 +139,10 @@ def write(environment, resource, level_path, kind, data, author, document=None):
         document = Document(environment_id=environment.id, resource_definition_id=resource_id,
                             level_path=level_path, kind=kind, version=0, revision=0, data={})
         db.add(document)
-    environment.revision += 1
-    document.revision = environment.revision
+    if revision is None:
+        environment.revision += 1
+        revision = environment.revision
+    document.revision = revision
     document.version += 1
     sealed = secrets.seal(resource, data)
     document.data = sealed
@@ -145,7 +150,7 @@ def write(environment, resource, level_path, kind, data, author, document=None):
     orm.attributes.flag_modified(document, "data")
     db.flush()
     stored = DocumentVersion(document_id=document.id, version=document.version,
-                             revision=environment.revision, data=sealed, author=author,
+                             revision=revision, data=sealed, author=author,
                              changed_keys=changed_keys(old, data))
     db.add(stored)
     db.flush()
