@@ -138,9 +138,9 @@ prepare_venv() {
     local stamp
     stamp=$(install_stamp)
     if [ "$(cat "$VENV/.run_tests.stamp" 2>/dev/null)" != "$stamp" ]; then
-        log "pip install -e '.[test]' into .venv"
+        log "pip install -e '.[test,feed]' into .venv"
         # setuptools in the venv: the packaging test builds the sdist with it.
-        "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test]' 'setuptools>=69.3'
+        "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test,feed]' 'setuptools>=69.3'
         echo "$stamp" >"$VENV/.run_tests.stamp"
     fi
     export PATH="$VENV/bin:$PATH"

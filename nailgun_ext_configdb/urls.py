@@ -4,7 +4,8 @@ A document's URL names its environment, its level pairs (``nodes/1/``, or none f
 environment level), its resource (an id, or a name that may hold ``/``) and its kind. The session routes (``api.sessions``) follow the environment's URL.
 """
 from nailgun_host.api.base import route
-from nailgun_ext_configdb.api import components, documents, environments, resource_definitions, sessions
+from nailgun_ext_configdb.api import (
+    changes, components, documents, environments, resource_definitions, sessions)
 
 DOCUMENT = "/config/environments/<environment_id>/<levels>resources/<resource>/<kind>"
 DOCUMENT_PATTERNS = {"levels": "(?:[^/]+/[^/]+/)*?", "resource": ".+?", "kind": "values|overrides|override"}
@@ -17,6 +18,7 @@ URLS = [
           resource_definitions.ConfigResourceDefinitionHandler),
     route("/config/environments", environments.ConfigEnvironmentCollectionHandler),
     route("/config/environments/<environment_id>", environments.ConfigEnvironmentHandler),
+    route("/config/environments/<environment_id>/changes", changes.ConfigChangesHandler),
     route(DOCUMENT + "/keys/<operation>", documents.ConfigDocumentKeysHandler, operation="set|delete",
           **DOCUMENT_PATTERNS),
     route(DOCUMENT + "/history", documents.ConfigDocumentHistoryHandler, **DOCUMENT_PATTERNS),

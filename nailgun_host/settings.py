@@ -26,7 +26,8 @@ DEFAULTS = {
     },
     "FEATURE_GROUPS": [],
     "CLUSTER_UPGRADE": {"transformations": {}},
-    "CONFIGDB": {"max_versions": 100},  # versions kept per document; 0 keeps all
+    # versions kept per document, change-feed entries kept per environment (whole revisions); 0 keeps all
+    "CONFIGDB": {"max_versions": 100, "max_changes": 10000},
     # configuration sessions (seeds 000/001): README "Sessions"; nailgun_host.objects.config_session
     "SESSIONS": {
         "ttl": 86400,  # seconds a session stays open after its last staging write

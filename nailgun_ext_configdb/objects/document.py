@@ -15,7 +15,7 @@ from nailgun_host.db import db
 from nailgun_host.settings import DEFAULTS, settings
 from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Document, DocumentVersion
-from nailgun_ext_configdb.objects import secrets
+from nailgun_ext_configdb.objects import changes, secrets
 from nailgun_ext_configdb.objects.json_values import json_equal, stored_form
 
 MAX_CHANGED_KEYS = 100
@@ -156,6 +156,7 @@ def write(environment, resource, level_path, kind, data, author, document=None, 
     db.flush()
     for written in (document, stored):  # stored sealed, seen clear by the rest of the request
         orm.attributes.set_committed_value(written, "data", data)
+    changes.written(environment, document, author)
     limit = _max_versions()
     if limit and document.version > limit:
         db.execute(sa.delete(DocumentVersion).where(
@@ -167,6 +168,7 @@ def write(environment, resource, level_path, kind, data, author, document=None, 
 def delete_at(environment_id, level_paths):
     """Remove every document stored at one of ``level_paths`` (their versions go with them)."""
     if level_paths:
+        changes.deleted(environment_id, level_paths)
         db.execute(sa.delete(Document).where(
             Document.environment_id == environment_id, Document.level_path.in_(level_paths)))
 
