@@ -77,7 +77,7 @@ class ConfigDBExtension(BaseExtension):
     @classmethod
     def session_revision(cls, scope, environment_id):
         """An unlinked environment's revision (a linked one's sessions are its cluster's)."""
-        if scope != "config":
+        if (scope.kind if hasattr(scope, "kind") else scope) != "config":
             return None
         environment = db.get(Environment, environment_id)
         return environment.revision if environment is not None else None

@@ -24,11 +24,10 @@ def policy(resource):
     default = content.get(DEFAULT, "allow")
     if default not in ("allow", "deny"):
         raise _bad(resource, '{0} must be "allow" or "deny"'.format(DEFAULT))
-    if not isinstance(rules, dict) or not all(
-            isinstance(pattern, str) and (pattern == "" or pattern.startswith("/")) and isinstance(ops, list)
-            and all(op in patching.OPERATIONS for op in ops) for pattern, ops in rules.items()):
-        raise _bad(resource, "{0} must map JSON pointer patterns to lists of operations ({1})".format(
-            POLICY, ", ".join(patching.OPERATIONS)))
+    try:
+        patching.check_policy_patterns(rules)
+    except errors.InvalidData as exc:
+        raise _bad(resource, "{0}: {1}".format(POLICY, exc.message))
     rules = {pattern: sorted(set(ops) | {"test"}, key=patching.OPERATIONS.index) for pattern, ops in rules.items()}
     return rules, patching.OPERATIONS if default == "allow" else ("test",)
 

@@ -134,11 +134,12 @@ def stage(session, environment, resource, level_path, kind, data, document):
     change = config_session.staged(session, EXTENSION, name)
     if change is not None and _changed(change, document):
         conflicts = [_conflict(change, document)]
+        refusal = StagedDocumentChanged(
+            "Session {0} cannot stage: the document changed since the session staged it (revision {1}); "
+            "the session is invalid".format(session.id, (change.base or {}).get("revision", 0)), conflicts)
         config_session.invalidate(session, conflicts)
         db.commit()  # the session's own row is all this failed request writes
-        raise StagedDocumentChanged(
-            "Session {0} cannot stage: the document changed since the session staged it (revision {1}); "
-            "the session is invalid".format(session.id, change.base.get("revision", 0)), conflicts)
+        raise refusal
     stored = document.data if document is not None else {}
     data = json_values.stored_form(check_storable(data))
     result = secrets.unmask(resource, data, stored)  # a mask with nothing stored to keep: 400 now

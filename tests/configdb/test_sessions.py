@@ -93,20 +93,21 @@ def test_disjoint_documents_both_deploy(app, cdb, setup):
     assert cdb.get(env_id, ids["neutron"]).json == {"mtu": 9000}
 
 
-def _stage_twenty(app, cdb, env_id, rid, sid):
+def _stage_twenty(app, cdb, env_id, rid, sid, kind="values"):
     for node in range(1, 21):
-        cdb.put(env_id, rid, {"workers": node}, levels="nodes/{0}/".format(node), headers=hdr(sid))
+        cdb.put(env_id, rid, {"workers": node}, levels="nodes/{0}/".format(node), kind=kind, headers=hdr(sid))
 
 
-def test_twenty_node_documents_staged_then_one_revision(app, cdb, setup):
+def test_twenty_node_overrides_staged_then_one_revision(app, cdb, setup):
     env_id, rid = setup, resources(app)["nova"]
     cdb.put(env_id, rid, {"workers": 1, "debug": False})
     sid = open_session(app, env_id)["id"]
-    _stage_twenty(app, cdb, env_id, rid, sid)
-    cdb.put(env_id, rid, {"debug": True}, levels="nodes/7/", kind="overrides", headers=hdr(sid))
+    _stage_twenty(app, cdb, env_id, rid, sid, kind="overrides")
+    cdb.put(env_id, rid, {"debug": True}, levels="nodes/7/", headers=hdr(sid))
     node = "nodes/7/"
-    # invisible without the header: values, effective, show_lookup, ?key=
+    # invisible without the header: values, overrides, effective, show_lookup, ?key=
     assert cdb.get(env_id, rid, levels=node).json == {}
+    assert cdb.get(env_id, rid, levels=node, kind="overrides").json == {}
     assert cdb.get(env_id, rid, levels=node, query="effective").json == {"workers": 1, "debug": False}
     assert cdb.get(env_id, rid, levels=node, query="effective&key=workers").json == 1
     lookup = cdb.get(env_id, rid, levels=node, query="effective&show_lookup").json
@@ -114,25 +115,26 @@ def test_twenty_node_documents_staged_then_one_revision(app, cdb, setup):
     plain_tag = cdb.get(env_id, rid, levels=node, query="effective").headers["ETag"]
     # visible with it
     with_header = dict(headers=hdr(sid))
-    assert cdb.get(env_id, rid, levels=node, **with_header).json == {"workers": 7}
+    assert cdb.get(env_id, rid, levels=node, kind="overrides", **with_header).json == {"workers": 7}
+    assert cdb.get(env_id, rid, levels=node, **with_header).json == {"debug": True}
     assert cdb.get(env_id, rid, levels=node, query="effective", **with_header).json == {"workers": 7, "debug": True}
-    assert cdb.get(env_id, rid, levels=node, query="key=workers", **with_header).json == 7
+    assert cdb.get(env_id, rid, levels=node, kind="overrides", query="key=workers", **with_header).json == 7
     assert cdb.get(env_id, rid, levels=node, query="effective&key=debug", **with_header).json is True
     lookup = cdb.get(env_id, rid, levels=node, query="effective&show_lookup", **with_header).json
-    assert lookup["workers"] == [7, "/nodes/7/", "values"]
-    assert lookup["debug"] == [True, "/nodes/7/", "overrides"]
+    assert lookup["workers"] == [7, "/nodes/7/", "overrides"]
+    assert lookup["debug"] == [True, "/nodes/7/", "values"]
     assert cdb.get(env_id, rid, levels=node, query="effective", **with_header).headers["ETag"] != plain_tag
     # the session lists its documents
     shown = app.get(env_url(env_id) + "/sessions/" + sid).json
     assert len(shown["documents"]) == 21
     diff = app.get(env_url(env_id) + "/sessions/{0}/diff".format(sid)).json["documents"]
     assert {"op": "add", "path": "/workers", "value": 7} in next(
-        d["patch"] for d in diff if d["document"]["level"] == "/nodes/7/" and d["document"]["kind"] == "values")
+        d["patch"] for d in diff if d["document"]["level"] == "/nodes/7/" and d["document"]["kind"] == "overrides")
     before = revision(app, env_id)
     landed = deploy(app, env_id, sid).json["revision"]
     assert landed == before + 1 == revision(app, env_id)
     for number in range(1, 21):
-        history = cdb.get(env_id, rid, levels="nodes/{0}/".format(number), query="", kind="values/history").json
+        history = cdb.get(env_id, rid, levels="nodes/{0}/".format(number), kind="overrides/history").json
         assert [h["revision"] for h in history] == [landed]
     assert cdb.get(env_id, rid, levels=node, query="effective").json == {"workers": 7, "debug": True}
 
@@ -320,3 +322,40 @@ def test_a_secret_changed_by_another_session_makes_the_masked_stage_409(secure):
     app.put_json(url, {"password": MASK, "port": 3}, headers=dict(auth("member"), **hdr(mine)), status=409)
     app.post(env_url(1) + "/sessions/{0}/deploy".format(mine), headers=auth("member"), status=403)
     assert app.get(url, headers=auth("admin")).json == {"password": "other-pw", "port": 1}
+
+
+# -- a linked environment's sessions are its cluster's ---------------------------------------------
+
+def test_a_linked_environment_shares_its_clusters_sessions(app, cdb, env):
+    cluster = env.create(nodes_kwargs=[{"roles": ["controller"]}, {"roles": ["compute"]}])
+    first, second = env.nodes
+    comp = cdb.component("fuel", ["astute"])
+    cdb.environment(["fuel"], id=cluster["id"])
+    rid = comp["resource_definitions"][0]["id"]
+    opened = open_session(app, cluster["id"])
+    assert opened["environment_type"] == "cluster"
+    listed = app.get("/api/v1/clusters/{0}/sessions".format(cluster["id"])).json["sessions"]
+    assert [s["id"] for s in listed] == [opened["id"]]
+    sid = opened["id"]
+    for node in (first, second):
+        cdb.put(cluster["id"], rid, {"uid": node["id"]}, levels="nodes/{0}/".format(node["id"]), headers=hdr(sid))
+    assert cdb.get(cluster["id"], rid, levels="nodes/{0}/".format(first["id"])).json == {}
+    # the second node leaves: its staged document can no longer land
+    app.post_json("/api/v1/clusters/{0}/unassignment/".format(cluster["id"]), [{"id": second["id"]}])
+    conflict = app.post("/api/v1/clusters/{0}/sessions/{1}/deploy".format(cluster["id"], sid), status=409).json
+    assert [e["document"]["level"] for e in conflict["errors"]] == ["/nodes/{0}/".format(second["id"])]
+    assert cdb.get(cluster["id"], rid, levels="nodes/{0}/".format(first["id"])).json == {}
+    # a fresh session on the node still there deploys through the cluster's route
+    sid = open_session(app, cluster["id"])["id"]
+    cdb.put(cluster["id"], rid, {"uid": first["id"]}, levels="nodes/{0}/".format(first["id"]), headers=hdr(sid))
+    landed = app.post("/api/v1/clusters/{0}/sessions/{1}/deploy".format(cluster["id"], sid)).json
+    assert landed["state"] == "deployed"
+    assert cdb.get(cluster["id"], rid, levels="nodes/{0}/".format(first["id"])).json == {"uid": first["id"]}
+    deployments = app.get(env_url(cluster["id"]) + "/deployments").json["deployments"]
+    assert [d["id"] for d in deployments] == [sid]
+    assert deployments[0]["diff"][0]["patch"] == [{"op": "add", "path": "/uid", "value": first["id"]}]
+
+
+def test_an_unknown_environment_has_no_sessions(app):
+    app.post_json(env_url(99) + "/configure", {}, status=404)
+    app.get(env_url(99) + "/sessions", status=404)
