@@ -223,24 +223,33 @@ def _without_generated(model):
     return dict(model, attributes=dict(model["attributes"], generated={}))
 
 
-def apply_patch(cluster, operations, view=lambda model, secret: model, *, authorize_declassified):
-    """Check the whole patch, then write what it changed; returns the new model.
+def patched(cluster, operations, view=lambda model, secret: model, base=None):
+    """``(before, after)``: the current model and what the patch makes of ``base`` (the current model,
+    or the one a session stages), checked against the policy and the model's schema; nothing written.
 
     ``view(model, secret)`` is the model as the client sees it (masked for a reader): the
-    patch, ``test`` operations included, applies to that, and the mask left at a secret keeps it.
-    ``authorize_declassified``: see ``cluster_obj.update_editable``.
+    patch, ``test`` operations included, applies to that, and the mask left at a secret keeps
+    the value ``base`` has there.
     """
     patching.check_operations(operations)
     check_policy(cluster, operations)
     before = build(cluster)
+    base = before if base is None else base
     secret = editable_secrets(cluster)
     # generated values read as the mask here and no patch may touch them (check_policy): they are
     # left out of the unmasking, which refuses a mask where no secret is stored
-    generated = before["attributes"]["generated"]
-    after = masking.unmask(_without_generated(patching.apply(view(before, secret), operations)),
-                           _without_generated(before), secret)
-    after["attributes"]["generated"] = generated
+    after = masking.unmask(_without_generated(patching.apply(view(base, secret), operations)),
+                           _without_generated(base), secret)
+    after["attributes"]["generated"] = before["attributes"]["generated"]
     _validated(after, schema_for(cluster), secret)
+    return before, after
+
+
+def write(cluster, before, after, *, authorize_declassified):
+    """Write what ``after`` changes of the model ``before`` (the network rules are checked on the way).
+
+    ``authorize_declassified``: see ``cluster_obj.update_editable``.
+    """
     networks = _changed_networks(before, after)
     if after["name"] != before["name"]:
         cluster_obj.check_name_free(after["name"], cluster.id)
@@ -251,4 +260,10 @@ def apply_patch(cluster, operations, view=lambda model, secret: model, *, author
         cluster_obj.update_editable(cluster, _editable_with(cluster, after["attributes"]["editable"]),
                                     replace=True, authorize_declassified=authorize_declassified)
     cluster_obj.update(cluster, {"name": after["name"]})
+
+
+def apply_patch(cluster, operations, view=lambda model, secret: model, *, authorize_declassified):
+    """Check the whole patch, then write what it changed; returns the new model (see ``patched``)."""
+    before, after = patched(cluster, operations, view)
+    write(cluster, before, after, authorize_declassified=authorize_declassified)
     return build(cluster)
