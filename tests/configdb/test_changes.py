@@ -245,3 +245,41 @@ def test_a_wait_with_changes_already_there_answers_at_once_and_never_parks_witho
     response = feed(cdb.app, env_id, "since=0&wait=60")
     assert len(response.json["changes"]) == 1 and notify.PARK_HEADER not in response.headers
     assert changes_obj.topic(env_id) == "configdb:{0}".format(env_id)
+
+
+def test_the_feed_needs_nailgun_read_and_shows_the_authenticated_author(migrated_db, tmp_path):
+    import base64
+    import copy
+
+    import webtest
+
+    from nailgun_host.app import build_wsgi
+    from tests.auth import write_users_file
+
+    users = {"member": ("m-pw", ["member"]), "reader": ("r-pw", ["reader"]), "nobody": ("n-pw", ["other"])}
+    saved = copy.deepcopy(dict(settings))
+    settings.reload(overrides={"DATABASE_URL": settings.database_url, "AUTH": {
+        "method": "local", "users_file": write_users_file(str(tmp_path / "users.yaml"), users)}})
+    try:
+        app = webtest.TestApp(build_wsgi())
+
+        def auth(user):
+            return {"Authorization": "Basic " + base64.b64encode(
+                "{0}:{1}".format(user, users[user][0]).encode()).decode()}
+
+        component = app.post_json(API + "/components", {"name": "c", "resource_definitions": [
+            {"name": "r", "content": {}}]}, headers=auth("member")).json
+        env_id = app.post_json(API + "/environments", {"components": ["c"], "hierarchy_levels": []},
+                               headers=auth("member")).json["id"]
+        app.put_json("{0}/environments/{1}/resources/{2}/values".format(
+            API, env_id, component["resource_definitions"][0]["id"]), {"password": "s3cret"},
+            headers=auth("member"), status=204)
+        answer = feed(app, env_id, headers=auth("reader"))
+        assert [c["author"] for c in answer.json["changes"]] == ["member"]
+        assert "s3cret" not in answer.text and "X-Secrets-Masked" not in answer.headers
+        denied = feed(app, env_id, headers=auth("nobody"), status=403).json
+        assert "nailgun:read" in denied["message"]
+        feed(app, env_id, status=401)
+    finally:
+        settings.clear()
+        settings.update(saved)
