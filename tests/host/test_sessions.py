@@ -207,8 +207,11 @@ def test_configure_while_the_cluster_is_deployed_is_403_and_deploy_409(toy, sess
     assert toy.get("nova").json == {}
 
 
-def test_session_json(toy):
+def test_session_json(toy, session):
+    toy.put("nova", {"debug": False})
     a = toy.open(ttl=120)
+    base = _sql(session, "SELECT base FROM config_sessions WHERE id = :id", id=a["id"]).scalar()
+    assert (base if isinstance(base, dict) else __import__("json").loads(base))["toy_a"] == {"opened_at": 1}
     assert set(a) == {"id", "environment_id", "environment_type", "user_id", "created", "updated", "version",
                       "state", "expires", "deployed", "revision", "documents"}
     assert a["user_id"] == "anonymous" and a["environment_id"] == toy.cluster_id and a["deployed"] is None
