@@ -8,7 +8,7 @@ import web
 
 from nailgun_host import errors
 from nailgun_host.api.base import MASKED_HEADER, BaseHandler, authorize_declassified, shown
-from nailgun_host.api.config_sessions import HEADER, request_session
+from nailgun_host.api.config_sessions import request_session
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import config_session
 from nailgun_host.settings import settings
@@ -32,9 +32,8 @@ class ClusterModelHandler(BaseHandler):
         if path and path.strip("/"):
             raise errors.MethodNotAllowed("A patch applies to the whole model: PATCH /clusters/{0}/model".format(
                 cluster.id), ["GET"])
-        session = request_session(config_session.Scope("cluster", cluster.id), write=True)
-        if session is None and not settings["SESSIONS"]["direct_model_patch"]:
-            raise errors.InvalidData("{0} header is required".format(HEADER), [{"header": HEADER}])
+        session = request_session(config_session.Scope("cluster", cluster.id), write=True,
+                                  required=not settings["SESSIONS"]["direct_model_patch"])
         operations = self.body()
         if session is not None:
             model = model_session.stage(session, cluster, operations, shown,

