@@ -62,11 +62,14 @@ def _invalid(session):
         [config_session.to_dict(session)])
 
 
-def request_session(scope, write):
+def request_session(scope, write, required=False):
     """The session the request's header names, checked against ``scope`` and the identity; None without
-    the header. For ``write`` it is locked (the caller already holds the environment's locks) and open."""
+    the header (400 with ``required``: seed 000's model PATCH). For ``write`` it is locked (the caller
+    already holds the environment's locks) and open."""
     value = web.ctx.env.get("HTTP_X_CONFIGURATION_SESSION")
     if value is None:
+        if required:
+            raise errors.InvalidData("{0} header is required".format(HEADER))
         return None
     value = value.strip()
     session = config_session.find(value, lock=write) if _SESSION_ID.fullmatch(value) else None
