@@ -10,6 +10,7 @@ import json
 import pytest
 import sqlalchemy as sa
 import webtest
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from nailgun_host.api.base import MASKED_HEADER
 from nailgun_host.app import build_wsgi
@@ -359,3 +360,34 @@ def test_a_linked_environment_shares_its_clusters_sessions(app, cdb, env):
 def test_an_unknown_environment_has_no_sessions(app):
     app.post_json(env_url(99) + "/configure", {}, status=404)
     app.get(env_url(99) + "/sessions", status=404)
+
+
+# -- any sequence of staged writes deploys as its last state, in one revision -----------------------
+
+PLACES = [("", "values"), ("", "overrides"), ("nodes/1/", "values"), ("nodes/2/", "overrides")]
+
+
+@hypothesis_settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(writes=st.lists(st.tuples(st.integers(0, len(PLACES) - 1), st.integers(0, 3)), max_size=8))
+def test_staged_writes_deploy_as_their_last_state(app, cdb, setup, writes):
+    env_id, rid = setup, resources(app)["nova"]
+    before = {place: cdb.get(env_id, rid, levels=place[0], kind=place[1]).json for place in PLACES}
+    sid = open_session(app, env_id)["id"]
+    last = dict(before)
+    for index, value in writes:
+        levels, kind = PLACES[index]
+        cdb.put(env_id, rid, {"workers": value}, levels=levels, kind=kind, headers=hdr(sid))
+        last[PLACES[index]] = {"workers": value}
+    for place in PLACES:
+        assert cdb.get(env_id, rid, levels=place[0], kind=place[1]).json == before[place]
+        assert cdb.get(env_id, rid, levels=place[0], kind=place[1], headers=hdr(sid)).json == last[place]
+    changed = {place for place in PLACES if last[place] != before[place]}
+    assert len(app.get(env_url(env_id) + "/sessions/" + sid).json["documents"]) == len(changed)
+    start = revision(app, env_id)
+    deploy(app, env_id, sid)
+    assert revision(app, env_id) == start + (1 if changed else 0)
+    for place in PLACES:
+        assert cdb.get(env_id, rid, levels=place[0], kind=place[1]).json == last[place]
+        if place in changed:
+            history = cdb.get(env_id, rid, levels=place[0], kind=place[1] + "/history").json
+            assert history[-1]["revision"] == start + 1
