@@ -12,30 +12,35 @@ from nailgun_host import errors, patching
 POLICY, DEFAULT = "x-patch-policy", "x-patch-default"
 
 
-def _bad(resource, why):
-    return errors.Conflict("Resource definition {0} cannot be patched: {1}".format(resource.id, why))
+def rules(content):
+    """``(policy, default operations)`` a definition's ``content`` gives, ``test`` added everywhere;
+    400 when what it says is not a policy (checked when a definition is written)."""
+    content = content if isinstance(content, dict) else {}
+    policy = content.get(POLICY, {})
+    default = content.get(DEFAULT, "allow")
+    if default not in ("allow", "deny"):
+        raise errors.InvalidData('{0} must be "allow" or "deny"'.format(DEFAULT))
+    try:
+        patching.check_policy_patterns(policy)
+    except errors.InvalidData as exc:
+        raise errors.InvalidData("{0}: {1}".format(POLICY, exc.message))
+    policy = {pattern: sorted(set(ops) | {"test"}, key=patching.OPERATIONS.index) for pattern, ops in policy.items()}
+    return policy, patching.OPERATIONS if default == "allow" else ("test",)
 
 
 def policy(resource):
-    """``(policy, default)`` of ``resource`` for ``patching.check_policy``, ``test`` added everywhere;
-    409 naming the definition when what it says is not a policy (a client cannot fix that)."""
-    content = resource.content if isinstance(resource.content, dict) else {}
-    rules = content.get(POLICY, {})
-    default = content.get(DEFAULT, "allow")
-    if default not in ("allow", "deny"):
-        raise _bad(resource, '{0} must be "allow" or "deny"'.format(DEFAULT))
+    """``rules`` of ``resource``; 409 naming the definition when one stored before definitions were
+    checked is not a policy (a client of its documents cannot fix that)."""
     try:
-        patching.check_policy_patterns(rules)
+        return rules(resource.content)
     except errors.InvalidData as exc:
-        raise _bad(resource, "{0}: {1}".format(POLICY, exc.message))
-    rules = {pattern: sorted(set(ops) | {"test"}, key=patching.OPERATIONS.index) for pattern, ops in rules.items()}
-    return rules, patching.OPERATIONS if default == "allow" else ("test",)
+        raise errors.Conflict("Resource definition {0} cannot be patched: {1}".format(resource.id, exc.message))
 
 
 def apply(resource, document, patch):
     """``document`` (as the client sees it) patched: 400 for a malformed patch, 403 where the policy
     refuses an operation, then the host's mapping of what does not apply (404, 409)."""
     patching.check_operations(patch)
-    rules, default = policy(resource)
-    patching.check_policy(patch, rules, default)
+    allowed, default = policy(resource)
+    patching.check_policy(patch, allowed, default)
     return patching.apply(document, patch)

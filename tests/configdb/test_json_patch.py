@@ -4,6 +4,7 @@ import json
 
 import jsonpatch
 import pytest
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from tests.configdb.conftest import API
@@ -22,7 +23,7 @@ def doc(cdb):
     cdb.component("comp", [{"name": "nova", "content": {"schema": SCHEMA, "x-patch-policy": POLICY}},
                            {"name": "strict", "content": {"x-patch-default": "deny",
                                                           "x-patch-policy": {"/open/*": ["add", "replace"]}}},
-                           {"name": "broken", "content": {"x-patch-policy": ["add"]}}])
+                           {"name": "broken", "content": {}}])
     env_id = cdb.environment(["comp"])["id"]
     ids = {r["name"]: r["id"] for r in cdb.app.get(API + "/resource_definitions").json}
     cdb.put(env_id, ids["nova"], START)
@@ -121,7 +122,20 @@ def test_default_deny_allows_test_and_the_patterns(doc):
     assert doc.get("strict") == {"open": {"x": 1}}
 
 
-def test_a_broken_policy_is_409_naming_the_definition(doc):
+@pytest.mark.parametrize("content", [{"x-patch-policy": ["add"]}, {"x-patch-policy": {"nova": ["add"]}},
+                                     {"x-patch-policy": {"/nova": ["append"]}}, {"x-patch-default": "maybe"}])
+def test_a_definition_whose_policy_is_not_one_is_refused_when_written(doc, content):
+    url = API + "/resource_definitions/{0}".format(doc.ids["broken"])
+    answer = doc.cdb.app.patch_json(url, {"content": content}, status=400).json
+    assert "x-patch-" in answer["message"]
+    assert doc.cdb.app.get(url).json["content"] == {}
+
+
+def test_a_broken_policy_stored_before_the_check_is_409_naming_the_definition(doc, session):
+    value = "CAST(:content AS jsonb)" if session.get_bind().dialect.name == "postgresql" else ":content"
+    session.execute(sa.text("UPDATE configdb_resource_definitions SET content = " + value + " WHERE id = :id"),
+                    {"content": json.dumps({"x-patch-policy": ["add"]}), "id": doc.ids["broken"]})
+    session.commit()
     answer = doc.patch([{"op": "add", "path": "/x", "value": 1}], name="broken", status=409).json
     assert str(doc.ids["broken"]) in answer["message"]
 
