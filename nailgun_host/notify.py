@@ -132,8 +132,8 @@ class Listener:
         conninfo = self.url.set(drivername="postgresql").render_as_string(hide_password=False)
         with psycopg.connect(conninfo, autocommit=True, application_name=APPLICATION_NAME) as connection:
             connection.execute("LISTEN " + CHANNEL)
-            self.connected.set()
             self._woken(None)
+            self.connected.set()
             while not self._stopped.is_set():
                 topics = [n.payload for n in connection.notifies(timeout=1.0)]
                 if topics:
@@ -142,22 +142,25 @@ class Listener:
                     connection.execute("SELECT 1")
 
     def _poll_sqlite(self):
+        """Read the counters every POLL_INTERVAL, each time on a new connection (a development
+        database's file may be replaced or checkpointed under a long-lived one)."""
+        seen = self._counters()
+        self._woken(None)
+        self.connected.set()
+        while not self._stopped.wait(POLL_INTERVAL):
+            now = self._counters()
+            moved = [topic for topic, seq in now.items() if seen.get(topic) != seq]
+            seen = now
+            if moved:
+                self._woken(moved)
+
+    def _counters(self):
         import sqlite3
 
-        path = self.url.database or ":memory:"
-        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        connection = sqlite3.connect(self.url.database or ":memory:", isolation_level=None, timeout=30)
         try:
-            connection.execute("PRAGMA busy_timeout=30000")
             connection.execute(COUNTERS_DDL)
-            seen = dict(connection.execute("SELECT topic, seq FROM notify_counters").fetchall())
-            self.connected.set()
-            self._woken(None)
-            while not self._stopped.wait(POLL_INTERVAL):
-                now = dict(connection.execute("SELECT topic, seq FROM notify_counters").fetchall())
-                moved = [topic for topic, seq in now.items() if seen.get(topic) != seq]
-                seen = now
-                if moved:
-                    self._woken(moved)
+            return dict(connection.execute("SELECT topic, seq FROM notify_counters").fetchall())
         finally:
             connection.close()
 

@@ -64,7 +64,8 @@ def deleted(environment_id, level_paths, author=None, session_id=None):
                            .order_by(Document.id)).all()
     if not documents:
         return
-    environment = db.get(Environment, environment_id, with_for_update=True)
+    db.flush()  # the row is read again, locked: what the caller changed in it must be written first
+    environment = db.get(Environment, environment_id, with_for_update=True, populate_existing=True)
     environment.revision += 1
     _record(environment_id, [Change(
         environment_id=environment_id, revision=environment.revision, document_id=d.id,

@@ -31,9 +31,13 @@ def publish_elsewhere(db_url, *topics):
 
 
 @pytest.fixture
-def listener(migrated_db):
+def listener(migrated_db, db_url):
     found = notify.listener()
+    assert found.url == sa.make_url(db_url) and found._thread.is_alive()
     assert found.connected.wait(WITHIN), "the listener connected"
+    started = found.mark("t:started")
+    publish_elsewhere(db_url, "t:started")
+    assert found.wait("t:started", WITHIN, started), "the listener hears publications ({0})".format(found.url)
     return found
 
 
