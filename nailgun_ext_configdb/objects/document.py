@@ -116,12 +116,13 @@ def _max_versions():
     return int(limit) if limit else None
 
 
-def write(environment, resource, level_path, kind, data, author, document=None, revision=None):
+def write(environment, resource, level_path, kind, data, author, document=None, revision=None, session_id=None):
     """Store ``data`` (clear) as a new version; None (and nothing written) when it is the same JSON as the
     current one.
 
     Each write bumps the environment's revision, unless ``revision`` is given: a session's deploy
-    bumps it once and every document it writes shares that revision.
+    bumps it once and every document it writes shares that revision (and names itself,
+    ``session_id``, in the change feed).
 
     ``data`` must be storable as it is on every database (``validation.check_storable``):
     a keys operation can make a document deeper than any body it came in. It is stored
@@ -156,7 +157,7 @@ def write(environment, resource, level_path, kind, data, author, document=None, 
     db.flush()
     for written in (document, stored):  # stored sealed, seen clear by the rest of the request
         orm.attributes.set_committed_value(written, "data", data)
-    changes.written(environment, document, author)
+    changes.written(environment, document, author, session_id)
     limit = _max_versions()
     if limit and document.version > limit:
         db.execute(sa.delete(DocumentVersion).where(

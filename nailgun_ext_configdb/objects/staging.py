@@ -224,7 +224,7 @@ def deploy(session, changes, author):
                 [{"document": change.descriptor}] + exc.errors)
         revision = revisions.setdefault(environment.id, environment.revision + 1)
         written = document_obj.write(environment, resource, level_path, kind, data, author,
-                                     document=document, revision=revision)
+                                     document=document, revision=revision, session_id=session.id)
         if written is not None:
             environment.revision = revision
             entries.append({"document": change.descriptor, "changed_keys": written.changed_keys,

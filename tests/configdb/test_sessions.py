@@ -138,6 +138,9 @@ def test_twenty_node_overrides_staged_then_one_revision(app, cdb, setup):
         history = cdb.get(env_id, rid, levels="nodes/{0}/".format(number), kind="overrides/history").json
         assert [h["revision"] for h in history] == [landed]
     assert cdb.get(env_id, rid, levels=node, query="effective").json == {"workers": 7, "debug": True}
+    # the change feed: 21 entries, one revision, naming the session
+    feed = app.get(env_url(env_id) + "/changes?since={0}".format(before)).json["changes"]
+    assert len(feed) == 21 and {(c["revision"], c["session"], c["change"]) for c in feed} == {(landed, sid, "write")}
 
 
 def test_failing_last_document_leaves_everything(app, cdb, setup, migrated_db):
