@@ -46,9 +46,9 @@ def _record(environment_id, entries):
 
 
 def written(environment, document, author, session_id=None):
-    """Record that ``document`` got its current version at the environment's current revision."""
+    """Record that ``document`` got its current version, at its revision."""
     _record(environment.id, [Change(
-        environment_id=environment.id, revision=environment.revision, document_id=document.id,
+        environment_id=environment.id, revision=document.revision, document_id=document.id,
         resource_definition_id=document.resource_definition_id, level_path=document.level_path,
         kind=document.kind, change=WRITE, version=document.version, author=author, session_id=session_id)])
 

@@ -140,9 +140,7 @@ def write(environment, resource, level_path, kind, data, author, document=None, 
         document = Document(environment_id=environment.id, resource_definition_id=resource_id,
                             level_path=level_path, kind=kind, version=0, revision=0, data={})
         db.add(document)
-    if revision is None:
-        environment.revision += 1
-        revision = environment.revision
+    environment.revision = revision = environment.revision + 1 if revision is None else revision
     document.revision = revision
     document.version += 1
     sealed = secrets.seal(resource, data)

@@ -226,7 +226,6 @@ def deploy(session, changes, author):
         written = document_obj.write(environment, resource, level_path, kind, data, author,
                                      document=document, revision=revision, session_id=session.id)
         if written is not None:
-            environment.revision = revision
             entries.append({"document": change.descriptor, "changed_keys": written.changed_keys,
                             "patch": json_values.diff(stored, data),
                             "secrets": sorted(secrets.of(resource, stored) | secrets.of(resource, data))})
