@@ -14,14 +14,12 @@ class APIError(Exception):
 
 def details(errors):
     """Lines for the entries of an error's ``errors`` that name what to fix: the documents a deploy
-    conflicts with (also inside an invalid session's entry) and the operations a patch policy allows."""
+    conflicts with (also inside an invalid session's entry). A patch policy's 403 needs none: its
+    message names the operation, the path and the allowed operations."""
     lines = []
     for entry in entries(errors):
         if "document" in entry:
             lines.append(conflict_line(entry))
         elif isinstance(entry.get("conflicts"), list):
             lines += details(entry["conflicts"])
-        elif "op" in entry and isinstance(entry.get("allowed"), list):
-            lines.append("{0} {1}: allowed {2}".format(entry["op"], entry.get("path"),
-                                                       ", ".join(map(str, entry["allowed"])) or "none"))
     return lines
