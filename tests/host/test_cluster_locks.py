@@ -105,8 +105,8 @@ def _node(api, number):
 
 @pytest.mark.parametrize("how", ["PUT /nodes", "PUT /nodes/<id>", "DELETE /nodes"])
 def test_nodes_written_while_a_deploy_lands(api, how):
-    cluster = _cluster(api, "nodes-" + how.split()[0].lower() + str(len(how)))
-    for number in range(ROUNDS):
+    for number in range(ROUNDS):  # a cluster each round: a node in error leaves its cluster deployed
+        cluster = _cluster(api, "nodes-{0}-{1}".format(len(how), number))
         node = _node(api, number + 100 * len(how))
         requests.put(api + "/nodes/", json=[{"id": node, "cluster_id": cluster}]).raise_for_status()
         deploy = _staged_deploy(api, cluster, number)
@@ -118,4 +118,4 @@ def test_nodes_written_while_a_deploy_lands(api, how):
             write = lambda c: c.delete("{0}/nodes/?ids={1}".format(api, node))  # noqa: E731
         # a node in error makes the cluster deployed: a deploy after it refuses the network change (403)
         _check(_race(deploy, write), (200, 204), (200, 403, 409) if how == "PUT /nodes/<id>" else (200, 409))
-    assert not requests.get(api + "/nodes/?cluster_id={0}".format(cluster)).json() or how == "PUT /nodes/<id>"
+        assert not requests.get(api + "/nodes/?cluster_id={0}".format(cluster)).json() or how == "PUT /nodes/<id>"
