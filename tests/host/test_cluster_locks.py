@@ -119,3 +119,34 @@ def test_nodes_written_while_a_deploy_lands(api, how):
         # a node in error makes the cluster deployed: a deploy after it refuses the network change (403)
         _check(_race(deploy, write), (200, 204), (200, 403, 409) if how == "PUT /nodes/<id>" else (200, 409))
         assert not requests.get(api + "/nodes/?cluster_id={0}".format(cluster)).json() or how == "PUT /nodes/<id>"
+
+
+def test_the_orchestrator_answer_while_a_deploy_lands(api, env, session):
+    """``task.receive`` (its own connection, as Astute's answer) locks the cluster before the task: the
+    deploy either refuses while provisioning runs (409) or comes after the answer (its checks see the
+    finished state: 200 or 403 when the nodes made the cluster deployed); the answer always lands."""
+    from nailgun_host.db import db
+    from nailgun_host.objects import task as task_obj
+
+    def receive(uuid, status):
+        def call(_client):
+            try:
+                task_obj.receive({"task_uuid": uuid, "status": status})
+                db.commit()
+                return "landed"
+            finally:
+                db.remove()
+        return call
+
+    seen = set()
+    for number in range(ROUNDS):
+        cluster = env.create_cluster()["id"]
+        env.create_node(cluster_id=cluster, roles=["controller"])
+        deploy = _staged_deploy(api, cluster, number)
+        task = requests.put("{0}/clusters/{1}/provision/".format(api, cluster))
+        assert task.status_code == 202, task.text
+        answer, landed = _race(deploy, receive(task.json()["uuid"], ("ready", "error")[number % 2]))
+        assert landed == "landed"
+        assert answer.status_code in (200, 403, 409), answer.text
+        seen.add(answer.status_code)
+        assert requests.get("{0}/tasks/{1}/".format(api, task.json()["id"])).json()["status"] in ("ready", "error")
