@@ -60,23 +60,15 @@ def _check(answers, writer_ok, deploy_ok=(200, 409)):
     deploy, writer = answers
     assert deploy.status_code in deploy_ok, deploy.text
     assert writer.status_code in writer_ok, writer.text
-    return deploy.status_code == 200
-
-
-def _both_orders(outcomes):
-    """Not a proof of the race, only a hint it was exercised: report which orders were seen."""
-    assert outcomes, "no rounds ran"
 
 
 def test_node_group_created_while_a_deploy_lands(api):
     cluster = _cluster(api, "ng-create")
-    outcomes = set()
     for number in range(ROUNDS):
         deploy = _staged_deploy(api, cluster, number)
         answers = _race(deploy, lambda c, n=number: c.post(api + "/nodegroups/",
                                                           json={"cluster_id": cluster, "name": "rack{0}".format(n)}))
-        outcomes.add(_check(answers, (200, 201)))
-    _both_orders(outcomes)
+        _check(answers, (200, 201))
     groups = requests.get(api + "/nodegroups/?cluster_id={0}".format(cluster)).json()
     assert len(groups) == ROUNDS + 1
 
@@ -138,7 +130,6 @@ def test_the_orchestrator_answer_while_a_deploy_lands(api, env, session):
                 db.remove()
         return call
 
-    seen = set()
     for number in range(ROUNDS):
         cluster = env.create_cluster()["id"]
         env.create_node(cluster_id=cluster, roles=["controller"])
@@ -148,5 +139,4 @@ def test_the_orchestrator_answer_while_a_deploy_lands(api, env, session):
         answer, landed = _race(deploy, receive(task.json()["uuid"], ("ready", "error")[number % 2]))
         assert landed == "landed"
         assert answer.status_code in (200, 403, 409), answer.text
-        seen.add(answer.status_code)
         assert requests.get("{0}/tasks/{1}/".format(api, task.json()["id"])).json()["status"] in ("ready", "error")
