@@ -140,3 +140,48 @@ def test_the_orchestrator_answer_while_a_deploy_lands(api, env, session):
         assert landed == "landed"
         assert answer.status_code in (200, 403, 409), answer.text
         assert requests.get("{0}/tasks/{1}/".format(api, task.json()["id"])).json()["status"] in ("ready", "error")
+
+
+def _held_back(api, db_url, cluster, call):
+    """Whether ``call`` waits while another connection holds the cluster's row lock (PostgreSQL).
+
+    The holder takes FOR NO KEY UPDATE: it conflicts with the writers' FOR UPDATE but not with the
+    KEY SHARE lock a foreign key check takes, so only a writer that locks the cluster waits."""
+    import sqlalchemy as sa
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.connect() as holder:
+            holder.execute(sa.text("SELECT id FROM clusters WHERE id = :id FOR NO KEY UPDATE"), {"id": cluster})
+            done = threading.Event()
+            answer = []
+            thread = threading.Thread(target=lambda: (answer.append(call()), done.set()))
+            thread.start()
+            waited = not done.wait(1.0)
+            holder.rollback()
+        thread.join(30)
+        assert answer and answer[0].status_code < 500, answer and answer[0].text
+        return waited
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("writer", ["POST /nodegroups", "PUT /nodegroups/<id>", "DELETE /nodegroups/<id>",
+                                    "PUT /nodes", "PUT /nodes/<id>", "DELETE /nodes", "DELETE /nodes/<id>"])
+def test_each_writer_waits_for_the_cluster_row_lock(api, db_url, writer):
+    """Deterministic: a writer that skipped the lock would answer while it is held."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("row locks need PostgreSQL (SQLite serializes every writer with BEGIN IMMEDIATE)")
+    cluster = _cluster(api, "held")
+    group = requests.post(api + "/nodegroups/", json={"cluster_id": cluster, "name": "g"}).json()["id"]
+    node = _node(api, 7)
+    requests.put(api + "/nodes/", json=[{"id": node, "cluster_id": cluster}]).raise_for_status()
+    calls = {
+        "POST /nodegroups": lambda: requests.post(api + "/nodegroups/", json={"cluster_id": cluster, "name": "x"}),
+        "PUT /nodegroups/<id>": lambda: requests.put("{0}/nodegroups/{1}".format(api, group), json={"name": "y"}),
+        "DELETE /nodegroups/<id>": lambda: requests.delete("{0}/nodegroups/{1}".format(api, group)),
+        "PUT /nodes": lambda: requests.put(api + "/nodes/", json=[{"id": node, "status": "error"}]),
+        "PUT /nodes/<id>": lambda: requests.put("{0}/nodes/{1}".format(api, node), json={"status": "error"}),
+        "DELETE /nodes": lambda: requests.delete("{0}/nodes/?ids={1}".format(api, node)),
+        "DELETE /nodes/<id>": lambda: requests.delete("{0}/nodes/{1}".format(api, node)),
+    }
+    assert _held_back(api, db_url, cluster, calls[writer])
