@@ -64,11 +64,13 @@ def diff(before, after, path=""):
 
 
 def sections(patch):
-    """The sections a patch touches: ``attributes/editable/<group>``, else the model's top-level key."""
+    """The sections a patch touches, as JSON pointers (like ConfigDB's ``changed_keys``):
+    ``/attributes/editable/<group>``, else the model's top-level key."""
     found = set()
     for op in patch:
         parts = pointers.tokens(op["path"])
-        found.add("/".join(parts[:3]) if parts[:1] == ["attributes"] else parts[0])
+        found.add("".join("/" + pointers.escape(part) for part in (parts[:3] if parts[:1] == ["attributes"]
+                                                                   else parts[:1])))
     return sorted(found)
 
 

@@ -57,7 +57,7 @@ def test_a_model_edit_staged_in_a_session_shows_only_through_it_until_deployed(b
     assert [(row["document"], row["op"], row["path"], row["value"]) for row in diff] == [
         ({"type": "model"}, "replace", "/name", "reviewed-2")]
     table = cli("env", "session", "show", "--env", cluster, session_id).stdout
-    assert "| documents        | the environment model: name" in table
+    assert "| documents        | the environment model: /name" in table
     deployed = cli.json("env", "session", "deploy", "--env", cluster, session_id)
     assert deployed["state"] == "deployed"
     assert shown() == "reviewed-2"

@@ -85,7 +85,7 @@ def test_a_staged_patch_is_invisible_without_the_header_and_visible_with_it(seed
         key: plain[key] for key in ("id", "status", "release", "nodes")}
     assert seed.show(session_id).json["documents"] == [
         {"document": {"type": "model"},
-         "changed_keys": ["attributes/editable/common", "name", "node_groups"]}]
+         "changed_keys": ["/attributes/editable/common", "/name", "/node_groups"]}]
     assert revision(session, seed.cluster_id) == 0
 
 
@@ -117,7 +117,7 @@ def test_deploy_applies_the_staged_model_in_one_revision_and_keeps_it_in_the_his
     assert revision(session, seed.cluster_id) == 1
     history = seed.app.get(seed.prefix + "/deployments").json["deployments"]
     assert [(d["id"], d["revision"], d["sections"]) for d in history] == [
-        (session_id, 1, ["attributes/editable/external_dns", "name", "networking_parameters"])]
+        (session_id, 1, ["/attributes/editable/external_dns", "/name", "/networking_parameters"])]
     assert history[0]["diff"][0]["patch"][0] == replace("/name", "seed-reviewed")
     # a read with a deployed session shows the current model and says why
     answer = seed.get(session=session_id)
