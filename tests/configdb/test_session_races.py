@@ -1,10 +1,9 @@
 """Deploys racing each other and direct writes through gunicorn (2 workers) on PostgreSQL: the first
 commit wins, the other gets 409, and no write is ever lost."""
-import concurrent.futures
-import threading
-
 import pytest
 import requests
+
+from tests.races import together
 
 ROUNDS = 30
 HEADER = "X-Configuration-Session"
@@ -33,25 +32,13 @@ def _stage(url, sid, data):
     assert answer.status_code == 204, answer.text
 
 
-def _together(*calls):
-    """Run the calls at once (a barrier starts them), each with its own HTTP connection."""
-    barrier = threading.Barrier(len(calls))
-
-    def run(call):
-        barrier.wait()
-        return call()
-
-    with concurrent.futures.ThreadPoolExecutor(len(calls)) as pool:
-        return list(pool.map(run, calls))
-
-
 def test_two_sessions_deploying_one_document(api):
     env, url = api
     for number in range(ROUNDS):
         a, b = _open(env), _open(env)
         _stage(url, a, {"round": number, "by": "a"})
         _stage(url, b, {"round": number, "by": "b"})
-        answers = _together(*[lambda s=s: requests.post(env + "/sessions/{0}/deploy".format(s)) for s in (a, b)])
+        answers = together(*[lambda client, s=s: client.post(env + "/sessions/{0}/deploy".format(s)) for s in (a, b)])
         codes = sorted(answer.status_code for answer in answers)
         assert codes == [200, 409], [answer.text for answer in answers]
         winner = "ab"[[answer.status_code for answer in answers].index(200)]
@@ -67,8 +54,8 @@ def test_a_deploy_and_a_direct_write_lose_nothing(api):
         versions = len(requests.get(url + "/history").json())
         sid = _open(env)
         _stage(url, sid, {"round": number, "by": "session"})
-        deployed, put = _together(lambda: requests.post(env + "/sessions/{0}/deploy".format(sid)),
-                                  lambda: requests.put(url, json={"round": number, "by": "put"}))
+        deployed, put = together(lambda client: client.post(env + "/sessions/{0}/deploy".format(sid)),
+                                 lambda client: client.put(url, json={"round": number, "by": "put"}))
         assert put.status_code == 204, put.text
         assert deployed.status_code in (200, 409), deployed.text
         history = requests.get(url + "/history").json()

@@ -11,6 +11,8 @@ import threading
 import pytest
 import requests
 
+from tests.races import together
+
 ROUNDS = 20
 HEADER = "X-Configuration-Session"
 PATCH = {"Content-Type": "application/env-model-json-patch"}
@@ -19,23 +21,6 @@ PATCH = {"Content-Type": "application/env-model-json-patch"}
 @pytest.fixture
 def api(live_server):
     return live_server.url + "/api/v1"
-
-
-def _race(*calls):
-    barrier = threading.Barrier(len(calls))
-    answers = [None] * len(calls)
-
-    def run(index, call):
-        with requests.Session() as client:
-            barrier.wait()
-            answers[index] = call(client)
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return answers
 
 
 def _cluster(api, name):
@@ -66,7 +51,7 @@ def test_node_group_created_while_a_deploy_lands(api):
     cluster = _cluster(api, "ng-create")
     for number in range(ROUNDS):
         deploy = _staged_deploy(api, cluster, number)
-        answers = _race(deploy, lambda c, n=number: c.post(api + "/nodegroups/",
+        answers = together(deploy, lambda c, n=number: c.post(api + "/nodegroups/",
                                                           json={"cluster_id": cluster, "name": "rack{0}".format(n)}))
         _check(answers, (200, 201))
     groups = requests.get(api + "/nodegroups/?cluster_id={0}".format(cluster)).json()
@@ -82,7 +67,7 @@ def test_node_group_changed_while_a_deploy_lands(api, method):
         url = "{0}/nodegroups/{1}".format(api, group.json()["id"])
         deploy = _staged_deploy(api, cluster, number)
         body = {"json": {"name": "h{0}".format(number)}} if method == "PUT" else {}
-        answers = _race(deploy, lambda c: c.request(method, url, **body))
+        answers = together(deploy, lambda c: c.request(method, url, **body))
         _check(answers, (200, 204))
     names = {g["name"] for g in requests.get(api + "/nodegroups/?cluster_id={0}".format(cluster)).json()}
     assert names == ({"default"} | {"h{0}".format(n) for n in range(ROUNDS)} if method == "PUT" else {"default"})
@@ -109,7 +94,7 @@ def test_nodes_written_while_a_deploy_lands(api, how):
         else:
             write = lambda c: c.delete("{0}/nodes/?ids={1}".format(api, node))  # noqa: E731
         # a node in error makes the cluster deployed: a deploy after it refuses the network change (403)
-        _check(_race(deploy, write), (200, 204), (200, 403, 409) if how == "PUT /nodes/<id>" else (200, 409))
+        _check(together(deploy, write), (200, 204), (200, 403, 409) if how == "PUT /nodes/<id>" else (200, 409))
         assert not requests.get(api + "/nodes/?cluster_id={0}".format(cluster)).json() or how == "PUT /nodes/<id>"
 
 
@@ -136,7 +121,7 @@ def test_the_orchestrator_answer_while_a_deploy_lands(api, env, session):
         deploy = _staged_deploy(api, cluster, number)
         task = requests.put("{0}/clusters/{1}/provision/".format(api, cluster))
         assert task.status_code == 202, task.text
-        answer, landed = _race(deploy, receive(task.json()["uuid"], ("ready", "error")[number % 2]))
+        answer, landed = together(deploy, receive(task.json()["uuid"], ("ready", "error")[number % 2]))
         assert landed == "landed"
         assert answer.status_code in (200, 403, 409), answer.text
         assert requests.get("{0}/tasks/{1}/".format(api, task.json()["id"])).json()["status"] in ("ready", "error")

@@ -2,13 +2,13 @@
 with ``NAILGUN_TEST_DB_URL``): the same session deployed twice gives one 200 and one 403; two sessions
 on one document give one 200 and one 409; the document holds the winner's value."""
 import os
-import threading
 
 import pytest
 import requests
 
 from tests.conftest import LiveServer
 from tests.host.conftest import TOY_DIR
+from tests.races import together
 
 ROUNDS = 30
 HEADER = "X-Configuration-Session"
@@ -20,24 +20,6 @@ def toy_server(toy_extensions, migrated_db, db_url):
     server = LiveServer(db_url, env={"PYTHONPATH": path})
     yield server.url + "/api/v1"
     server.stop()
-
-
-def _race(*calls):
-    """Run the calls at once (a barrier releases them together); their answers, in order."""
-    barrier = threading.Barrier(len(calls))
-    answers = [None] * len(calls)
-
-    def run(index, call):
-        with requests.Session() as client:
-            barrier.wait()
-            answers[index] = call(client)
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return answers
 
 
 def _cluster(api):
@@ -56,7 +38,7 @@ def test_one_session_deployed_twice_at_once_lands_once(toy_server):
                               headers={HEADER: sid})
         assert staged.status_code == 200, staged.text
         deploy = "{0}/sessions/{1}/deploy".format(prefix, sid)
-        answers = _race(lambda client: client.post(deploy), lambda client: client.post(deploy))
+        answers = together(lambda client: client.post(deploy), lambda client: client.post(deploy))
         assert sorted(a.status_code for a in answers) == [200, 403], [a.text for a in answers]
         assert "deployed" in next(a for a in answers if a.status_code == 403).json()["message"]
         assert requests.get("{0}/toy/docs/{1}/nova".format(api, cluster)).json() == {"round": number}
@@ -73,7 +55,7 @@ def test_two_sessions_on_one_document_first_deploy_wins(toy_server):
         for index, sid in enumerate(sessions):
             requests.put("{0}/toy/docs/{1}/nova".format(api, cluster), json={"round": number, "by": index},
                          headers={HEADER: sid}).raise_for_status()
-        answers = _race(*[lambda client, sid=sid: client.post("{0}/sessions/{1}/deploy".format(prefix, sid))
+        answers = together(*[lambda client, sid=sid: client.post("{0}/sessions/{1}/deploy".format(prefix, sid))
                           for sid in sessions])
         assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
         winner = [a.status_code for a in answers].index(200)
