@@ -215,8 +215,10 @@ def test_a_waiter_is_answered_by_a_write_and_holds_no_connection_while_it_waits(
     env_id, (a, _) = two
     engine = migrated_db[0]
     waiter = Waiter(cdb.app, env_id, "since=0&wait=60")
-    _until(lambda: notify._holding == 1, "the waiter started waiting")
-    assert engine.pool.checkedout() == 0  # no transaction, no connection held while it waits
+    # it holds its thread first, then ends its transaction and gives its connection back, then waits
+    _until(lambda: notify._holding == 1 and engine.pool.checkedout() == 0, "the waiter gave its connection back")
+    time.sleep(0.5)
+    assert waiter.is_alive() and engine.pool.checkedout() == 0  # still none held while it waits
     cdb.put(env_id, a, {"x": 1})
     waiter.join(30)
     assert not waiter.is_alive(), "the write woke the waiter"
