@@ -130,6 +130,8 @@ def write(environment, resource, level_path, kind, data, author, document=None, 
     sealed (``secrets.seal``); the objects keep the clear values for the rest of the request,
     and comparisons (no-op, ``changed_keys``) are made on them, so a new token is never a change.
     """
+    if not isinstance(data, dict):  # every reader merges objects; a PUT's body is one, a patch keeps it one
+        raise errors.InvalidData("A document must be a JSON object")
     data = stored_form(check_storable(data))
     resource_id = resource.id
     document = document or find(environment.id, resource_id, level_path, kind)

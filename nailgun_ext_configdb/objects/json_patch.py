@@ -39,8 +39,12 @@ def policy(resource):
 
 def apply(resource, document, patch):
     """``document`` (as the client sees it) patched: 400 for a malformed patch, 403 where the policy
-    refuses an operation, then the host's mapping of what does not apply (404, 409)."""
+    refuses an operation, then the host's mapping of what does not apply (404, 409); 400 unless the
+    result is an object, as every document is (a PUT's body must be one too)."""
     patching.check_operations(patch)
     allowed, default = policy(resource)
     patching.check_policy(patch, allowed, default)
-    return patching.apply(document, patch)
+    patched = patching.apply(document, patch)
+    if not isinstance(patched, dict):
+        raise errors.InvalidData("The patch must leave the document a JSON object")
+    return patched

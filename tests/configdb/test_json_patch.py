@@ -180,3 +180,15 @@ def test_random_patches_never_500_and_never_apply_in_part(doc, ops):
     else:
         assert doc.get() == before and doc.versions() == versions
         assert set(answer.json) >= {"message", "errors"}
+
+
+@pytest.mark.parametrize("value", [[1], "str", 1, None, True])
+def test_a_patch_cannot_make_the_document_anything_but_an_object(doc, value):
+    for op in ("add", "replace"):
+        answer = doc.patch([{"op": op, "path": "", "value": value}], status=400).json
+        assert answer["message"] == "The patch must leave the document a JSON object"
+    sid = doc.cdb.app.post_json(API + "/environments/{0}/configure".format(doc.env_id), {}).json["id"]
+    doc.patch([{"op": "replace", "path": "", "value": value}], status=400, headers={HEADER: sid})
+    assert doc.get() == START and doc.versions() == 1
+    assert doc.cdb.app.get(doc.url() + "?effective").json == START
+    assert doc.cdb.app.get(API + "/environments/{0}/sessions/{1}".format(doc.env_id, sid)).json["documents"] == []
