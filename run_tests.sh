@@ -8,8 +8,8 @@
 # 2. Creates ./.venv (always this one, whatever virtualenv is active) and installs
 #    the package in it with its test extra: pip install -e '.[test]'.
 # 3. Checks the layering contracts of setup.cfg with lint-imports (import-linter).
-# 4. Runs pytest on SQLite (the default), then again on PostgreSQL with
-#    NAILGUN_TEST_DB_URL pointing at a database it drops and recreates each run.
+# 4. Runs pytest on SQLite (the default) and on PostgreSQL with NAILGUN_TEST_DB_URL pointing
+#    at a database it drops and recreates each run, both at once on two cores or more.
 # 5. Builds the real fuel2 (python-fuelclient 11) in ./.venv-fuel2 with this package's
 #    commands, so the tests drive octane's and the spec's command lines through it.
 # 6. Builds a real Keystone (its PyPI package, with gunicorn) in ./.venv-keystone; the tests
@@ -29,6 +29,7 @@
 #                            own name to run next to someone else's run
 #   NAILGUN_TEST_DB_URL      when not root: the PostgreSQL URL to test against (as root
 #                            the script sets up its own and ignores this)
+#   PARALLEL_RUNS=0          run the SQLite and PostgreSQL passes one after the other
 #   PYTHON                   interpreter used to create .venv (default: the first
 #                            python3.X >= 3.10 found)
 set -euo pipefail
@@ -138,9 +139,9 @@ prepare_venv() {
     local stamp
     stamp=$(install_stamp)
     if [ "$(cat "$VENV/.run_tests.stamp" 2>/dev/null)" != "$stamp" ]; then
-        log "pip install -e '.[test]' into .venv"
+        log "pip install -e '.[test,feed]' into .venv"
         # setuptools in the venv: the packaging test builds the sdist with it.
-        "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test]' 'setuptools>=69.3'
+        "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test,feed]' 'setuptools>=69.3'
         echo "$stamp" >"$VENV/.run_tests.stamp"
     fi
     export PATH="$VENV/bin:$PATH"
@@ -301,6 +302,62 @@ prepare_keystone() {
     record "keystone" "passed: $venv"
 }
 
+# Sets PG_URL to the PostgreSQL URL to test against, or leaves it empty (with the reason recorded).
+PG_URL=
+find_postgres_url() {
+    if [ "${SKIP_POSTGRES:-0}" = 1 ]; then
+        record "pytest (postgresql)" "skipped (SKIP_POSTGRES=1)"
+    elif is_root; then
+        local url
+        if url=$(setup_postgres); then
+            log "PostgreSQL test database: $url"
+            PG_URL=$url
+        else
+            record "pytest (postgresql)" "FAILED: could not set up PostgreSQL"
+        fi
+    elif [ -n "${NAILGUN_TEST_DB_URL:-}" ]; then
+        PG_URL=$NAILGUN_TEST_DB_URL
+    else
+        record "pytest (postgresql)" "skipped (not root and NAILGUN_TEST_DB_URL is not set)"
+    fi
+}
+
+# Both pytest runs at once when there are two cores or more (PARALLEL_RUNS=0: one after the
+# other): much of a run waits on servers, so together they take little more than the longer.
+# The PostgreSQL run keeps its own pytest cache (Keystone's saved state) and writes its output
+# to .pytest-postgresql.log, shown when it ends.
+run_both() {
+    find_postgres_url
+    local url=$PG_URL
+    if [ -z "$url" ]; then
+        run_pytest sqlite -- "$@"
+        return
+    fi
+    if [ "${PARALLEL_RUNS:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}" != 1 ]; then
+        run_pytest sqlite -- "$@"
+        run_pytest postgresql "NAILGUN_TEST_DB_URL=$url" -- "$@"
+        return
+    fi
+    local log_file=$ROOT/.pytest-postgresql.log summary_file=$ROOT/.pytest-postgresql.summary
+    log "pytest (postgresql) in the background: $log_file"
+    (
+        SUMMARY=()
+        run_pytest postgresql "NAILGUN_TEST_DB_URL=$url" -- -o cache_dir=.pytest_cache/postgresql "$@"
+        printf '%s\n' "${SUMMARY[@]}" >"$summary_file"
+    ) >"$log_file" 2>&1 &
+    local background=$!
+    run_pytest sqlite -- "$@"
+    wait "$background" || true
+    log "pytest (postgresql) output"
+    cat "$log_file"
+    local line
+    while IFS= read -r line; do
+        SUMMARY+=("$line")
+        case $line in *passed* | *skipped*) ;; *) FAILED=1 ;; esac
+    done <"$summary_file"
+    [ -s "$summary_file" ] || record "pytest (postgresql)" "FAILED: the background run left no result"
+}
+
 main() {
     install_debian_packages
     prepare_venv
@@ -308,23 +365,7 @@ main() {
     prepare_fuel2
     prepare_keystone
 
-    run_pytest sqlite -- "$@"
-
-    if [ "${SKIP_POSTGRES:-0}" = 1 ]; then
-        record "pytest (postgresql)" "skipped (SKIP_POSTGRES=1)"
-    elif is_root; then
-        local url
-        if url=$(setup_postgres); then
-            log "PostgreSQL test database: $url"
-            run_pytest postgresql "NAILGUN_TEST_DB_URL=$url" -- "$@"
-        else
-            record "pytest (postgresql)" "FAILED: could not set up PostgreSQL"
-        fi
-    elif [ -n "${NAILGUN_TEST_DB_URL:-}" ]; then
-        run_pytest postgresql "NAILGUN_TEST_DB_URL=$NAILGUN_TEST_DB_URL" -- "$@"
-    else
-        record "pytest (postgresql)" "skipped (not root and NAILGUN_TEST_DB_URL is not set)"
-    fi
+    run_both "$@"
 
     run_ruby_tests
 

@@ -8,7 +8,7 @@ from nailgun_host.db import db
 from nailgun_host.db.models import Node
 from nailgun_host.extensions import BaseExtension
 from nailgun_ext_configdb.models import Environment
-from nailgun_ext_configdb.objects import document, levels, resealing
+from nailgun_ext_configdb.objects import document, levels, resealing, staging
 from nailgun_ext_configdb.urls import URLS
 
 
@@ -72,3 +72,29 @@ class ConfigDBExtension(BaseExtension):
     def on_secrets_reseal(cls, dry_run):
         """Documents and versions sealed again with their definitions' schemas and today's patterns."""
         return resealing.reseal_documents(dry_run=dry_run)
+
+    # configuration sessions: ConfigDB stages whole documents (``objects.staging``)
+    @classmethod
+    def session_revision(cls, scope, environment_id):
+        """An unlinked environment's revision (a linked one's sessions are its cluster's)."""
+        if (scope.kind if hasattr(scope, "kind") else scope) != "config":
+            return None
+        environment = db.get(Environment, environment_id)
+        return environment.revision if environment is not None else None
+
+    @classmethod
+    def on_session_lock(cls, session):
+        """The ConfigDB environment row, as every document writer takes it (a cluster's linked one)."""
+        staging.lock(session)
+
+    @classmethod
+    def session_conflicts(cls, session, changes):
+        return staging.conflicts(session, changes)
+
+    @classmethod
+    def on_session_deploy(cls, session, changes):
+        return staging.deploy(session, changes, session.owner)
+
+    @classmethod
+    def session_diff(cls, session, change, masked):
+        return staging.diff(change, masked)

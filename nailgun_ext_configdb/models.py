@@ -130,3 +130,32 @@ class DocumentVersion(Base):
     author: Mapped[str] = mapped_column(sa.String(255))
     changed_keys: Mapped[list] = mapped_column(default=list)
     created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+
+
+class Change(Base):
+    """One entry of the change feed: a document written or deleted, at an environment revision.
+
+    Append-only and without values (so it needs no masking); written by ``objects.document`` in the
+    writing transaction, so every path that writes a document appears. No foreign key to the document
+    or its definition: an entry outlives both. Pruned per environment to ``CONFIGDB.max_changes``.
+    """
+
+    __tablename__ = PREFIX + "changes"
+    __table_args__ = (sa.Index(PREFIX + "changes_environment_revision", "environment_id", "revision"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(sa.ForeignKey(PREFIX + "environments.id", ondelete="CASCADE"))
+    revision: Mapped[int] = mapped_column(sa.BigInteger)
+    document_id: Mapped[int | None] = mapped_column()
+    resource_definition_id: Mapped[int] = mapped_column()
+    level_path: Mapped[str] = mapped_column(sa.String(1024))
+    kind: Mapped[str] = mapped_column(sa.String(16))
+    #: ``write`` or ``delete``
+    change: Mapped[str] = mapped_column(sa.String(16))
+    #: the document's version written; None for a deletion
+    version: Mapped[int | None] = mapped_column()
+    #: who wrote it; None for deletions made by the host's hooks (a node or cluster removed)
+    author: Mapped[str | None] = mapped_column(sa.String(255))
+    #: the configuration session whose deploy wrote it, if any
+    session_id: Mapped[str | None] = mapped_column(sa.String(32))
+    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)

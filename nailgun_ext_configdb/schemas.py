@@ -62,3 +62,8 @@ REVERT = {
     "required": ["version"],
     "additionalProperties": False,
 }
+
+#: an RFC 6902 JSON patch; ``nailgun_host.patching`` checks each operation and names the bad one
+JSON_PATCH = {"type": "array", "items": {"type": "object"}}
+#: the media types a JSON patch of a document is sent as (seed 000's name too); others: 415
+JSON_PATCH_MEDIA_TYPES = ["application/json-patch+json", "application/env-model-json-patch"]

@@ -1,10 +1,11 @@
 """The extension's URL map, relative to /api/v1 and /api (so the API lives at /api/v1/config).
 
 A document's URL names its environment, its level pairs (``nodes/1/``, or none for the
-environment level), its resource (an id, or a name that may hold ``/``) and its kind.
+environment level), its resource (an id, or a name that may hold ``/``) and its kind. The session
+routes (``api.sessions``) follow the environment's URL.
 """
 from nailgun_host.api.base import route
-from nailgun_ext_configdb.api import components, documents, environments, resource_definitions
+from nailgun_ext_configdb.api import changes, components, documents, environments, resource_definitions, sessions
 
 DOCUMENT = "/config/environments/<environment_id>/<levels>resources/<resource>/<kind>"
 DOCUMENT_PATTERNS = {"levels": "(?:[^/]+/[^/]+/)*?", "resource": ".+?", "kind": "values|overrides|override"}
@@ -17,10 +18,11 @@ URLS = [
           resource_definitions.ConfigResourceDefinitionHandler),
     route("/config/environments", environments.ConfigEnvironmentCollectionHandler),
     route("/config/environments/<environment_id>", environments.ConfigEnvironmentHandler),
+    route("/config/environments/<environment_id>/changes", changes.ConfigChangesHandler),
     route(DOCUMENT + "/keys/<operation>", documents.ConfigDocumentKeysHandler, operation="set|delete",
           **DOCUMENT_PATTERNS),
     route(DOCUMENT + "/history", documents.ConfigDocumentHistoryHandler, **DOCUMENT_PATTERNS),
     route(DOCUMENT + "/diff", documents.ConfigDocumentDiffHandler, **DOCUMENT_PATTERNS),
     route(DOCUMENT + "/revert", documents.ConfigDocumentRevertHandler, **DOCUMENT_PATTERNS),
     route(DOCUMENT, documents.ConfigDocumentHandler, **DOCUMENT_PATTERNS),
-]
+] + list(sessions.ROUTES)

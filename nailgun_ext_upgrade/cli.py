@@ -1,20 +1,20 @@
 """fuel2 commands of the upgrade (octane's command lines), and the environment model's.
 
 Registered in the ``fuelclient`` entry-point group: ``fuel2 env clone`` etc. with
-python-fuelclient installed, ``fuel-ext env clone`` without it.
+python-fuelclient installed, ``fuel-ext env clone`` without it. ``env model show|edit`` are seed
+000's ``environment-model-show|edit``: with ``--session`` (or ``$FUEL_SESSION``) show gives the
+model with the session's staged changes and edit stages the patch in the session.
 """
-import json
-
-import yaml
 from cliff import lister, show
 
 from nailgun_host.client import ClientMixin
+from nailgun_host.client.patches import MODEL_MEDIA_TYPE, PatchFileError, read_patch
+from nailgun_host.client.sessions import SessionOption
 
 ENV_COLUMNS = ("id", "status", "fuel_version", "name", "release_id", "is_customized", "changes")
 RELEASE_COLUMNS = ("id", "name", "state", "operating_system", "version")
 NODE_COLUMNS = ("id", "name", "status", "roles", "pending_roles", "cluster")
 VIP_COLUMNS = ("id", "network", "ip_addr", "vip_name", "vip_namespace", "is_user_defined")
-PATCH_MEDIA_TYPE = "application/env-model-json-patch"
 
 
 def _row(data, columns):
@@ -98,8 +98,10 @@ def _show_model(data):
     return ("value",), (data,)
 
 
-class EnvModelShow(ClientMixin, show.ShowOne):
+class EnvModelShow(SessionOption, ClientMixin, show.ShowOne):
     """Show the model of an environment, or the section at an RFC 6901 path."""
+
+    session_help = "show the model with the session's staged changes"
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -109,29 +111,27 @@ class EnvModelShow(ClientMixin, show.ShowOne):
 
     def take_action(self, args):
         path = args.path.strip("/")
-        return _show_model(self.client.get("clusters/{0}/model/{1}".format(args.env, path)))
+        model, headers = self.client.get_with_headers("clusters/{0}/model/{1}".format(args.env, path),
+                                                      headers=self.session_headers(args))
+        self.note_state(args, headers)
+        return _show_model(model)
 
 
-class EnvModelEdit(ClientMixin, show.ShowOne):
-    """Apply an RFC 6902 JSON patch (a JSON or YAML file) to the model of an environment."""
+class EnvModelEdit(SessionOption, ClientMixin, show.ShowOne):
+    """Apply an RFC 6902 JSON patch (a JSON or YAML file, - for stdin) to the model of an environment."""
+
+    session_help = "stage the patch in this session instead of applying it"
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("env", type=int, help="ID of the environment")
-        parser.add_argument("file", help="file with the JSON patch")
+        parser.add_argument("file", help="file with the JSON patch (- for stdin)")
         return parser
 
     def take_action(self, args):
         try:
-            with open(args.file) as stream:
-                text = stream.read()
-            try:
-                patch = json.loads(text)
-            except ValueError:
-                with open(args.file) as stream:  # parsed from the file, so that errors name it
-                    patch = yaml.safe_load(stream)
-        except (OSError, UnicodeError, yaml.YAMLError) as exc:
-            raise ValueError("Cannot read the patch file {0}: {1}".format(args.file, exc))
-        result = self.client.patch("clusters/{0}/model/".format(args.env), patch,
-                                   headers={"Content-Type": PATCH_MEDIA_TYPE})
-        return _show_model(result)
+            patch = read_patch(args.file, self.app.stdin)
+        except PatchFileError as exc:
+            raise ValueError(str(exc))
+        headers = dict(self.session_headers(args), **{"Content-Type": MODEL_MEDIA_TYPE})
+        return _show_model(self.client.patch("clusters/{0}/model/".format(args.env), patch, headers=headers))

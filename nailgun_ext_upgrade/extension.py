@@ -4,8 +4,12 @@ import os
 import nailgun_host
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster
+from nailgun_host.api.base import authorize_declassified
 from nailgun_host.extensions import BaseExtension, BasePipeline
+from nailgun_host.objects import cluster as cluster_obj
+from nailgun_host.objects import config_session
 from nailgun_host.objects import release as release_obj
+from nailgun_ext_upgrade.objects import model_session
 from nailgun_ext_upgrade.objects import relation as relation_obj
 from nailgun_ext_upgrade.urls import URLS
 
@@ -41,3 +45,24 @@ class ClusterUpgradeExtension(BaseExtension):
     @classmethod
     def on_cluster_delete(cls, cluster):
         relation_obj.delete(cluster.id)
+
+    # The environment model in configuration sessions (``objects.model_session``): the host holds the
+    # cluster row lock (taken first by every writer of the model) whenever these run.
+    @classmethod
+    def session_conflicts(cls, session, changes):
+        return model_session.conflicts(session, _cluster(session), changes)
+
+    @classmethod
+    def on_session_deploy(cls, session, changes):
+        cluster = _cluster(session)
+        return [model_session.deploy(session, cluster, change, authorize_declassified=authorize_declassified)
+                for change in changes if change.document_key == model_session.KEY]
+
+    @classmethod
+    def session_diff(cls, session, change, masked):
+        patch, secret = model_session.pending(session, _cluster(session), change)
+        return config_session.masked_patch(patch, secret) if masked else (patch, False)
+
+
+def _cluster(session):
+    return cluster_obj.get(session.environment_id, lock=True)

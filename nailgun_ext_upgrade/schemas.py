@@ -1,4 +1,5 @@
 """JSON schemas of the upgrade's request bodies and of the environment model."""
+from nailgun_host import patching
 from nailgun_host import schemas as host_schemas
 from nailgun_host.validation import ID_SCHEMA
 
@@ -23,17 +24,8 @@ ASSIGN = {
         "roles": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
     },
 }
-#: RFC 6902; what each operation needs besides op and path is checked with OPERATION_ARGUMENT
-MODEL_PATCH = {
-    "type": "array",
-    "items": {
-        "type": "object", "required": ["op", "path"],
-        "properties": {"op": {"enum": ["add", "remove", "replace", "move", "copy", "test"]},
-                       "path": {"type": "string"}, "from": {"type": "string"}},
-    },
-}
-#: the member each operation needs besides op and path (RFC 6902, section 4)
-OPERATION_ARGUMENT = {"add": "value", "replace": "value", "test": "value", "move": "from", "copy": "from"}
+#: RFC 6902; what each operation needs besides op and path is checked by ``patching.check_operations``
+MODEL_PATCH = patching.SCHEMA
 MODEL_PATCH_MEDIA_TYPES = ("application/json-patch+json", "application/env-model-json-patch")
 
 #: a network of a node group in the model

@@ -141,6 +141,49 @@ class BaseExtension(abc.ABC):
         """
         return {}
 
+    # Configuration sessions (seeds 000/001; ``nailgun_host.objects.config_session``). The host keeps
+    # sessions, their states and their staged documents (``ConfigSessionChange`` rows, each tagged
+    # with the extension that staged it); an extension stages its own documents and deploys them
+    # through these hooks, fired for every loaded extension. ``changes`` are that extension's rows
+    # only. Locks, in this order for every writer: the cluster row, the ConfigDB environment row,
+    # then the session row.
+    @classmethod
+    def session_revision(cls, scope, environment_id):
+        """The revision of an environment of ``scope`` the extension owns (``"config"``), else None."""
+        return None
+
+    @classmethod
+    def on_session_lock(cls, session):
+        """Before a deploy claims ``session``: take the row locks the extension's writers take."""
+
+    @classmethod
+    def on_session_open(cls, session):
+        """A session opens: JSON the extension needs to tell later what changed since (kept in
+        ``session.base[name]``), or None."""
+        return None
+
+    @classmethod
+    def session_conflicts(cls, session, changes):
+        """Before anything is written by a deploy: the staged documents changed since the session opened,
+        as ``{"document": descriptor, "revision": ..., "author": ...}`` entries; [] when none."""
+        return []
+
+    @classmethod
+    def on_session_deploy(cls, session, changes):
+        """Apply each staged document to the current one, validate it and write it as a new version.
+
+        Raise a NailgunError to refuse the deploy: the request rolls back whole. Return what changed,
+        one ``{"document": descriptor, "changed_keys": [...], "patch": RFC 6902 old->new, "secrets":
+        [pointers of the new document's secret leaves]}`` per document, for the history.
+        """
+        return []
+
+    @classmethod
+    def session_diff(cls, session, change, masked):
+        """``(patch, hidden)``: the RFC 6902 patch from the current document to the staged one, its secret
+        values masked when ``masked`` (``hidden``: whether one was)."""
+        return [], False
+
     # Fired only for the extensions the cluster enables (``cluster.extensions``).
     @classmethod
     def on_before_deployment_check(cls, cluster, nodes):

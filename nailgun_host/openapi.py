@@ -84,7 +84,8 @@ def _operation(handler, method, template, parameters):
     if handler.takes_body(method):
         schema = handler.request_schema(method)
         media_types = handler.request_media_types.get(method) or (JSON,)
-        operation["requestBody"] = {"required": True, "content": {
+        required = method not in getattr(handler, "optional_bodies", ())
+        operation["requestBody"] = {"required": required, "content": {
             media_type: {"schema": _schema(schema) if schema is not None else {}} for media_type in media_types}}
     return operation
 

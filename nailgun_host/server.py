@@ -70,13 +70,16 @@ def _use_database(url, migrate):
 
 
 def prepare_database(url):
-    """Migrate the core and every extension, and make sure the admin network exists."""
-    from nailgun_host.objects import network
+    """Migrate the core and every extension, make sure the admin network exists, and collect the
+    configuration sessions' garbage (expired sessions, ended ones past ``SESSIONS.keep_days``)."""
+    from nailgun_host.objects import config_session, network
 
     migration.syncdb(url)
     db.configure(url)
     try:
         network.admin_network()
+        db.db.commit()
+        config_session.collect_garbage()
         db.db.commit()
     finally:
         db.db.remove()

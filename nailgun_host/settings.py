@@ -26,7 +26,22 @@ DEFAULTS = {
     },
     "FEATURE_GROUPS": [],
     "CLUSTER_UPGRADE": {"transformations": {}},
-    "CONFIGDB": {"max_versions": 100},  # versions kept per document; 0 keeps all
+    # versions kept per document, change-feed entries kept per environment (whole revisions); 0 keeps all
+    "CONFIGDB": {"max_versions": 100, "max_changes": 10000},
+    # configuration sessions (seeds 000/001): README "Sessions"; nailgun_host.objects.config_session
+    "SESSIONS": {
+        "ttl": 86400,  # seconds a session stays open after its last staging write
+        "max_age": 604800,  # seconds after its opening that a session expires whatever it does
+        "keep_days": 7,  # days the staged documents of ended, undeployed sessions are kept
+        "strict": False,  # True: a deploy invalidates every other open session (Murano); False: per document
+        "direct_model_patch": True,  # False: a model PATCH needs X-Configuration-Session (seed 000)
+        "max_documents": 1000,  # documents one session may stage
+    },
+    # the change feed: README "Change feed"; nailgun_host.notify
+    "FEED": {
+        "max_wait": 60,  # the longest ?wait= in seconds
+        "thread_waiters": 2,  # waiting requests per process a thread-per-request server may hold
+    },
     # secrets at rest and who sees them: README "Secrets"; nailgun_host.secrets
     "SECRETS": {
         "key_repository": None,  # None: fernet-keys next to SQLITE_PATH; production: /etc/nailgun/fernet-keys
@@ -98,6 +113,30 @@ def _check_secrets(secrets):
         raise ValueError("SECRETS.patterns must be a list of key-name patterns such as '*password*'")
 
 
+def _check_numbers(section, name):
+    for key, value in section.items():
+        if key in DEFAULTS[name] and isinstance(DEFAULTS[name][key], int) and not isinstance(DEFAULTS[name][key], bool) \
+                and not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            raise ValueError("{0}.{1} must be a whole number of at least 0, not {2!r}".format(name, key, value))
+
+
+def _check_flags(section, name):
+    for key, value in section.items():
+        if isinstance(DEFAULTS[name].get(key), bool) and not isinstance(value, bool):
+            raise ValueError("{0}.{1} must be true or false, not {2!r}".format(name, key, value))
+
+
+def _check_sessions(sessions):
+    """A session must be able to live at all: no zero lifetimes or document limits."""
+    for key in ("ttl", "max_age", "max_documents"):
+        if sessions[key] < 1:
+            raise ValueError("SESSIONS.{0} must be at least 1, not {1!r}".format(key, sessions[key]))
+
+
+#: sections whose unknown keys are refused: a misspelt limit must not silently keep the default
+CHECKED_SECTIONS = ("SESSIONS", "FEED")
+
+
 class Settings(dict):
     """A dict of settings with a ``reload`` that starts again from the defaults."""
 
@@ -118,6 +157,11 @@ class Settings(dict):
         self.update(_merged(self, overrides or {}))
         _check_auth(self["AUTH"])
         _check_secrets(self["SECRETS"])
+        for name in CHECKED_SECTIONS:
+            _unknown_keys(self[name], DEFAULTS[name], name + ".")
+            _check_numbers(self[name], name)
+            _check_flags(self[name], name)
+        _check_sessions(self["SESSIONS"])
         return self
 
     @property

@@ -1,6 +1,15 @@
 """The core URL map, relative to /api/v1 and /api (templates: see ``api.base.route``)."""
 from nailgun_host.api import clusters, meta, networks, nodegroups, nodes, releases, tasks
 from nailgun_host.api.base import route
+from nailgun_host.api.config_sessions import session_routes
+from nailgun_host.objects import cluster as cluster_obj
+from nailgun_host.objects.config_session import Scope
+
+
+def cluster_scope(cluster_id, lock):
+    """A cluster's sessions scope (the cluster row locked with ``lock``); 404 when there is no such cluster."""
+    return Scope("cluster", cluster_obj.get(cluster_id, lock=lock).id)
+
 
 URLS = [
     route("/", meta.APIRootHandler),
@@ -34,4 +43,4 @@ URLS = [
     route("/nodes/<node_id>/disks", nodes.NodeDisksHandler),
     route("/tasks", tasks.TaskCollectionHandler),
     route("/tasks/<task_id>", tasks.TaskHandler),
-]
+] + session_routes("/clusters/<cluster_id>", cluster_scope)

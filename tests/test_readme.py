@@ -38,7 +38,8 @@ IGNORED_METHODS = ("HEAD", "OPTIONS")
 
 #: sections whose console blocks must exist and run (a block turned into ```text by
 #: mistake would otherwise silently stop being checked)
-SESSIONS = ("A short tour", "Environment upgrade", "ConfigDB", "Authentication and TLS", "Secrets")
+SESSIONS = ("A short tour", "Environment upgrade", "ConfigDB", "Authentication and TLS", "Secrets", "Sessions",
+            "JSON patch", "Deployments", "Change feed")
 #: sections whose session runs against a server with these settings (in ``settings.yaml``,
 #: which ``NAILGUN_CONFIG`` names for the session's commands too); paths are under the session's directory
 SESSION_SETTINGS = {title: {"AUTH": {"method": "local", "users_file": "users.yaml"}}

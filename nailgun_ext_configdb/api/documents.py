@@ -9,26 +9,35 @@ mask, on every path that returns content (values, ``?version=``, ``?key=``, ``ef
 ``show_lookup``, ``diff``), with ``X-Secrets-Masked: true``; one that may is never masked (nor
 classified for). Writes put the stored value back where a secret comes back as the mask, and
 ``If-Match`` is compared with the ETag of the view the identity was given.
+
+Sessions (``objects.staging``): with ``X-Configuration-Session`` every write (PUT, keys, revert,
+JSON patch) stages the whole new document in the session instead of writing it, after the same
+checks; every read but history, diff and ``?version=`` shows the session's staged documents in
+place of the stored ones, and its ETags name the session and when it last changed.
 """
 import urllib.parse
 
 import web
 
 from nailgun_host import errors
+from nailgun_host.api import config_sessions
 from nailgun_host.api.base import MASKED_HEADER, author, flag_param, id_param, query, sees_secrets, set_status
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
-from nailgun_ext_configdb.objects import environment, json_values, keys, levels, merge, resource_definition, secrets
+from nailgun_ext_configdb.objects import environment, json_patch, json_values, keys, levels, merge
+from nailgun_ext_configdb.objects import resource_definition, secrets, staging
 
 PATH_SAFE = "/:@!$&'()*+,;="
 
 
 class Target:
-    """The document a URL addresses: environment, resource, level path and kind."""
+    """The document a URL addresses: environment, resource, level path and kind, and the session the
+    request's ``X-Configuration-Session`` names (None without it, or with ``sessions=False``: the
+    routes of stored versions). A write (``lock``) locks the environment, then the session."""
 
-    def __init__(self, environment_id, level_names, ref, kind, lock=False):
+    def __init__(self, environment_id, level_names, ref, kind, lock=False, sessions=True):
         self.environment = environment.get(environment_id, lock=lock)
         self.resource = environment.resource(self.environment, ref)
         self.pairs = levels.resolve(self.environment, level_names)
@@ -36,9 +45,34 @@ class Target:
         self.kind = VALUES if kind == VALUES else OVERRIDES
         self.by_name = str(self.resource.id) != ref
         self._raw = (environment_id, level_names, ref)
+        self.session = None
+        if sessions:
+            self.session = config_sessions.request_session(environment.scope(self.environment), write=lock)
 
     def document(self, with_data=True):
         return document_obj.find(self.environment.id, self.resource.id, self.path, self.kind, with_data)
+
+    def data(self, document):
+        """The document's content as this request sees it, clear: the session's staged one, or the stored."""
+        return staging.view(self.session, self.resource, self.path, self.kind, document)
+
+    def tagged(self, data):
+        """What a GET's ETag is the hash of: ``data``, with the session and when it last changed."""
+        if self.session is None:
+            return data
+        return [self.session.id, self.session.updated_at.isoformat(), data]
+
+    def save(self, data, document):
+        """Write ``data``, or stage it in the request's session; the stored version, the staged change or
+        None (nothing changed)."""
+        if self.session is not None:
+            return staging.stage(self.session, self.environment, self.resource, self.path, self.kind, data,
+                                 document)
+        return self.write(data, document)
+
+    def edited(self, document):
+        """What a keys operation or a patch starts from: the staged document as sent, or the stored one."""
+        return staging.as_sent(self.session, self.resource, self.path, self.kind, document)
 
     def redirect_to_id(self):
         """308 to the same URL with the resource's id instead of its name."""
@@ -62,11 +96,12 @@ class Target:
                                   document=document)
 
     def check_if_match(self, document):
-        """412 unless If-Match has the ETag of ``document`` as this identity reads it (masked or not)."""
-        current = document.data if document is not None else {}
+        """412 unless If-Match has the ETag of ``document`` as this identity reads it (masked or not, staged
+        or not)."""
+        current = self.data(document)
         if not sees_secrets():
             current = secrets.masked(current, secrets.of(self.resource, current))
-        check_if_match(current)
+        check_if_match(self.tagged(current))
 
     def effective_tag(self, params):
         """A strong ETag of an effective GET, from the versions it merges rather than its body.
@@ -78,7 +113,7 @@ class Target:
                  self.environment.created_at.isoformat(), self.path,
                  [list(head) for head in document_obj.heads(self.environment.id, self.resource.id,
                                                             levels.prefixes(self.pairs))]]
-        return etag(canonical(state))
+        return etag(canonical(self.tagged(state)))
 
     def effective(self, version=None):
         """The merged values, their provenance and the documents merged, now or as of this document's
@@ -86,11 +121,12 @@ class Target:
         paths = levels.prefixes(self.pairs)
         documents = document_obj.chain(self.environment.id, self.resource.id, paths)
         if version is None:
-            data = {d.id: d.data for d in documents}
-        else:
+            documents = staging.chain(self.session, self.environment, self.resource, paths, documents)
+            placed = {(d.level_path, d.kind): d.data for d in documents}
+        else:  # stored versions only
             mine = next((d for d in documents if d.level_path == self.path and d.kind == self.kind), None)
             data = document_obj.data_as_of(documents, document_obj.version(mine, version).revision)
-        placed = {(d.level_path, d.kind): data.get(d.id, {}) for d in documents}
+            placed = {(d.level_path, d.kind): data.get(d.id, {}) for d in documents}
         layers = [((path, kind), placed[path, kind]) for path in paths for kind in (VALUES, OVERRIDES)
                   if (path, kind) in placed]
         merged, lookup = merge.effective(layers)
@@ -127,10 +163,12 @@ def _key_param(params):
 
 
 class ConfigDocumentHandler(ConfigHandler):
-    request_schemas = {"PUT": schemas.DOCUMENT}
+    request_schemas = {"PUT": schemas.DOCUMENT, "PATCH": schemas.JSON_PATCH}
+    request_media_types = {"PATCH": schemas.JSON_PATCH_MEDIA_TYPES}
     response_schemas = {"GET": {}}  # ?key= picks any JSON value
     other_responses = dict(ConfigHandler.other_responses, PUT={
-        "308": "A resource named by name: the same PUT to its id-based URL (Location)"})
+        "308": "A resource named by name: the same PUT to its id-based URL (Location)"}, PATCH={
+        "308": "A resource named by name: the same PATCH to its id-based URL (Location)"})
 
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
@@ -152,14 +190,17 @@ class ConfigDocumentHandler(ConfigHandler):
             if version is not None:
                 result = document_obj.version(target.document(), version).data
             else:
-                document = target.document()
-                result = document.data if document is not None else {}
+                result = target.data(target.document())
             if not sees_secrets():
                 result = _hide(result, secrets.of(target.resource, result), tokens)
         if show_lookup:
             result = merge.annotate(result, lookup, _describe)
         if tokens is not None:
             result = keys.lookup_annotated(result, tokens) if show_lookup else keys.lookup(result, tokens)
+        if tag is None and target.session is not None:
+            tag = etag(canonical(target.tagged(result)))
+            if self.not_modified(tag):
+                return None
         return self.respond(result, tag)
 
     def PUT(self, environment_id, level_names, ref, kind):
@@ -169,7 +210,24 @@ class ConfigDocumentHandler(ConfigHandler):
         data = self.body(object_only=True)
         document = target.document()
         target.check_if_match(document)
-        target.write(data, document)
+        target.save(data, document)
+        set_status(204)
+
+    def PATCH(self, environment_id, level_names, ref, kind):
+        """RFC 6902 on the document as this identity sees it (masked, staged), all or nothing; 204."""
+        target = Target(environment_id, level_names, ref, kind, lock=True)
+        if target.by_name:
+            return target.redirect_to_id()
+        patch = self.body()
+        document = target.document()
+        target.check_if_match(document)
+        seen = target.data(document)
+        if not sees_secrets():
+            seen = secrets.masked(seen, secrets.of(target.resource, seen))
+        patched = json_patch.apply(target.resource, seen, patch)
+        if target.session is not None:  # masks it left alone stay masks in the session
+            patched = staging.keep_staged(target.session, target.resource, target.path, target.kind, patched)
+        target.save(patched, document)
         set_status(204)
 
 
@@ -181,8 +239,7 @@ class ConfigDocumentKeysHandler(ConfigHandler):
         paths = self.body()
         document = target.document()
         target.check_if_match(document)
-        current = document.data if document is not None else {}
-        target.write(keys.apply_operation(current, operation, paths), document)
+        target.save(keys.apply_operation(target.edited(document), operation, paths), document)
         set_status(204)
 
     PUT = PATCH
@@ -190,13 +247,13 @@ class ConfigDocumentKeysHandler(ConfigHandler):
 
 class ConfigDocumentHistoryHandler(ConfigHandler):
     def GET(self, environment_id, level_names, ref, kind):
-        target = Target(environment_id, level_names, ref, kind)
+        target = Target(environment_id, level_names, ref, kind, sessions=False)
         return self.respond([version_to_dict(v) for v in document_obj.history(target.document(with_data=False))])
 
 
 class ConfigDocumentDiffHandler(ConfigHandler):
     def GET(self, environment_id, level_names, ref, kind):
-        target = Target(environment_id, level_names, ref, kind)
+        target = Target(environment_id, level_names, ref, kind, sessions=False)
         document = target.document(with_data=False)
         old = document_obj.version(document, id_param("from", required=True)).data
         to = id_param("to")
@@ -214,12 +271,19 @@ class ConfigDocumentRevertHandler(ConfigHandler):
     request_schemas = {"POST": schemas.REVERT}
 
     def POST(self, environment_id, level_names, ref, kind):
-        """A new version equal to the given one: 201 with it, or 200 with the current one if equal."""
+        """A new version equal to the given one: 201 with it, or 200 with the current one if equal.
+
+        In a session the old version is staged: 200 with the session's change of the document."""
         target = Target(environment_id, level_names, ref, kind, lock=True)
         number = self.body()["version"]
         document = target.document()
         old = document_obj.version(document, number)
         target.check_if_match(document)
+        if target.session is not None:
+            change = target.save(old.data, document)
+            return {"session": target.session.id, "staged": change is not None,
+                    "document": staging.descriptor(target.environment, target.resource, target.path, target.kind),
+                    "changed_keys": change.changed_keys if change is not None else []}
         stored = target.write(old.data, document)
         if stored is None:
             return version_to_dict(document_obj.version(document, document.version))

@@ -1,17 +1,20 @@
-"""``fuel2 config get|set|override|delete|history|diff|revert``: one data source at a level.
+"""``fuel2 config get|set|override|delete|patch|history|diff|revert``: one data source at a level.
 
 The commands follow the spec's "Fuel Client" section and tuning-box's ``config``
 commands, minus their faults: an HTTP error prints the server's message on stderr and
 exits 1, no option shadows one of cliff's global options (``-v``/``--verbose``,
 ``--version``), so ``--value`` has no ``-v`` and versions are ``--as-of``/``--to``,
-and nothing here imports the server (only requests, cliff and PyYAML).
+and nothing here imports the server (only requests, cliff and PyYAML). With ``--session`` (or
+``$FUEL_SESSION``) get shows, and set/override/delete/patch/revert stage, the session's state.
 """
 from cliff.command import Command
 from cliff.lister import Lister
 
 from nailgun_ext_configdb.cli.formats import TYPES, cell, parse_typed, read_document, render
 from nailgun_ext_configdb.cli.paths import ConfigDBError, NodeResolver, parse_levels, resource_path
-from nailgun_host.client import ClientMixin
+from nailgun_host.client import ClientMixin, is_masked
+from nailgun_host.client.patches import MEDIA_TYPE, PatchFileError, read_patch
+from nailgun_host.client.sessions import SessionOption
 
 MASKED_NOTE = ("Secret values read as <secret>: this identity may not see them (the roles admin and hiera may). "
                "Writing <secret> back keeps the stored value.\n")
@@ -42,16 +45,25 @@ class ConfigCommand(ResourceMixin, Command):
     def emit(self, text):
         self.app.stdout.write(text + "\n")
 
-    def fetch(self, path, params):
+    def fetch(self, path, params, headers=None):
         """The server's JSON; when it masked secrets for this identity, a note on stderr says so (stdout
         stays the data, so that a masked download can be edited and sent back: the mask keeps the value)."""
-        data, masked = self.client.get_shown(path, params=params)
-        if masked:
+        data, answer_headers = self.client.get_with_headers(path, params=params, headers=headers)
+        if is_masked(answer_headers):
             self.app.stderr.write(MASKED_NOTE)
+        return data, answer_headers
+
+
+class StagedCommand(SessionOption, ConfigCommand):
+    """A command that acts through ``--session`` when given one."""
+
+    def fetch_staged(self, args, path, params):
+        data, answer_headers = self.fetch(path, params, self.session_headers(args))
+        self.note_state(args, answer_headers)
         return data
 
 
-class ConfigGet(ConfigCommand):
+class ConfigGet(StagedCommand):
     """Print the effective values of a resource, or of one key (--key)."""
 
     def get_parser(self, prog_name):
@@ -76,13 +88,13 @@ class ConfigGet(ConfigCommand):
             params["key"] = args.key
         if args.as_of is not None:
             params["version"] = str(args.as_of)
-        data = self.fetch(self.path(args), params)
+        data = self.fetch_staged(args, self.path(args), params)
         if args.key and args.format != "plain":
             data = {args.key: data}
         self.emit(render(data, args.format))
 
 
-class ConfigSet(ConfigCommand):
+class ConfigSet(StagedCommand):
     """Set one key (--key, typed --value or stdin) or the whole resource (stdin) at a level."""
 
     kind = "values"
@@ -114,13 +126,14 @@ class ConfigSet(ConfigCommand):
         kind = "overrides" if args.override else self.kind
         value = self.value(args)
         if args.key:
-            self.client.patch(self.path(args, kind, "/keys/set"), [args.key.split(".") + [value]])
+            self.client.patch(self.path(args, kind, "/keys/set"), [args.key.split(".") + [value]],
+                              headers=self.session_headers(args))
             return
         if args.value is not None:
             raise ConfigDBError("--value needs --key; a whole resource is read from stdin")
         if not isinstance(value, dict):
             raise ConfigDBError("A resource must be an object, got {0}".format(type(value).__name__))
-        self.client.put(self.path(args, kind), value)
+        self.client.put(self.path(args, kind), value, headers=self.session_headers(args))
 
 
 class ConfigOverride(ConfigSet):
@@ -129,7 +142,7 @@ class ConfigOverride(ConfigSet):
     kind = "overrides"
 
 
-class ConfigDelete(ConfigCommand):
+class ConfigDelete(StagedCommand):
     """Remove one key from a resource's values (or --override) at a level."""
 
     def get_parser(self, prog_name):
@@ -138,7 +151,28 @@ class ConfigDelete(ConfigCommand):
         return parser
 
     def take_action(self, args):
-        self.client.patch(self.path(args, suffix="/keys/delete"), [args.key.split(".")])
+        self.client.patch(self.path(args, suffix="/keys/delete"), [args.key.split(".")],
+                          headers=self.session_headers(args))
+
+
+class ConfigPatch(StagedCommand):
+    """Apply an RFC 6902 JSON patch (JSON or YAML, a file or - for stdin) to a resource at a level.
+
+    All or nothing: a failed ``test`` operation is 409 (a compare-and-swap), an operation the resource
+    definition's policy forbids 403 (naming the allowed ones), a result its schema refuses 400."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("file", metavar="FILE", help="the patch: a JSON or YAML list of operations, - for stdin")
+        return parser
+
+    def take_action(self, args):
+        try:
+            patch = read_patch(args.file, self.app.stdin)
+        except PatchFileError as exc:
+            raise ConfigDBError(str(exc))
+        headers = dict(self.session_headers(args), **{"Content-Type": MEDIA_TYPE})
+        self.client.patch(self.path(args), patch, headers=headers)
 
 
 class ConfigHistory(ResourceMixin, Lister):
@@ -164,10 +198,10 @@ class ConfigDiff(ConfigCommand):
         params = {"from": str(args.from_version)}
         if args.to_version is not None:
             params["to"] = str(args.to_version)
-        self.emit(render(self.fetch(self.path(args, suffix="/diff"), params), args.format))
+        self.emit(render(self.fetch(self.path(args, suffix="/diff"), params)[0], args.format))
 
 
-class ConfigRevert(ConfigCommand):
+class ConfigRevert(StagedCommand):
     """Write a new version equal to an older one."""
 
     def get_parser(self, prog_name):
@@ -176,4 +210,5 @@ class ConfigRevert(ConfigCommand):
         return parser
 
     def take_action(self, args):
-        self.client.post(self.path(args, suffix="/revert"), {"version": args.to})
+        self.client.post(self.path(args, suffix="/revert"), {"version": args.to},
+                         headers=self.session_headers(args))

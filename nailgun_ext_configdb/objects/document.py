@@ -15,7 +15,7 @@ from nailgun_host.db import db
 from nailgun_host.settings import DEFAULTS, settings
 from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Document, DocumentVersion
-from nailgun_ext_configdb.objects import secrets
+from nailgun_ext_configdb.objects import changes, secrets
 from nailgun_ext_configdb.objects.json_values import json_equal, stored_form
 
 MAX_CHANGED_KEYS = 100
@@ -116,9 +116,13 @@ def _max_versions():
     return int(limit) if limit else None
 
 
-def write(environment, resource, level_path, kind, data, author, document=None):
+def write(environment, resource, level_path, kind, data, author, document=None, revision=None, session_id=None):
     """Store ``data`` (clear) as a new version; None (and nothing written) when it is the same JSON as the
     current one.
+
+    Each write bumps the environment's revision, unless ``revision`` is given: a session's deploy
+    bumps it once and every document it writes shares that revision (and names itself,
+    ``session_id``, in the change feed).
 
     ``data`` must be storable as it is on every database (``validation.check_storable``):
     a keys operation can make a document deeper than any body it came in. It is stored
@@ -126,6 +130,8 @@ def write(environment, resource, level_path, kind, data, author, document=None):
     sealed (``secrets.seal``); the objects keep the clear values for the rest of the request,
     and comparisons (no-op, ``changed_keys``) are made on them, so a new token is never a change.
     """
+    if not isinstance(data, dict):  # every reader merges objects; a PUT's body is one, a patch keeps it one
+        raise errors.InvalidData("A document must be a JSON object")
     data = stored_form(check_storable(data))
     resource_id = resource.id
     document = document or find(environment.id, resource_id, level_path, kind)
@@ -136,8 +142,8 @@ def write(environment, resource, level_path, kind, data, author, document=None):
         document = Document(environment_id=environment.id, resource_definition_id=resource_id,
                             level_path=level_path, kind=kind, version=0, revision=0, data={})
         db.add(document)
-    environment.revision += 1
-    document.revision = environment.revision
+    environment.revision = revision = environment.revision + 1 if revision is None else revision
+    document.revision = revision
     document.version += 1
     sealed = secrets.seal(resource, data)
     document.data = sealed
@@ -145,12 +151,13 @@ def write(environment, resource, level_path, kind, data, author, document=None):
     orm.attributes.flag_modified(document, "data")
     db.flush()
     stored = DocumentVersion(document_id=document.id, version=document.version,
-                             revision=environment.revision, data=sealed, author=author,
+                             revision=revision, data=sealed, author=author,
                              changed_keys=changed_keys(old, data))
     db.add(stored)
     db.flush()
     for written in (document, stored):  # stored sealed, seen clear by the rest of the request
         orm.attributes.set_committed_value(written, "data", data)
+    changes.written(environment, document, author, session_id)
     limit = _max_versions()
     if limit and document.version > limit:
         db.execute(sa.delete(DocumentVersion).where(
@@ -162,6 +169,7 @@ def write(environment, resource, level_path, kind, data, author, document=None):
 def delete_at(environment_id, level_paths):
     """Remove every document stored at one of ``level_paths`` (their versions go with them)."""
     if level_paths:
+        changes.deleted(environment_id, level_paths)
         db.execute(sa.delete(Document).where(
             Document.environment_id == environment_id, Document.level_path.in_(level_paths)))
 

@@ -15,6 +15,7 @@ from sqlalchemy import exc, orm
 from nailgun_host import errors
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster
+from nailgun_host.objects import config_session
 from nailgun_host.validation import MAX_ID, parse_id
 from nailgun_ext_configdb.objects import document, levels, resource_definition
 from nailgun_ext_configdb.models import Component, Environment, EnvironmentComponent, ResourceDefinition
@@ -164,7 +165,20 @@ def resource(environment, ref):
     return found[0]
 
 
+def scope(environment):
+    """The configuration-session scope of ``environment``: a linked one's sessions are its cluster's."""
+    return config_session.Scope("cluster" if environment.linked else "config", environment.id)
+
+
+def session_scope(environment_id, lock=False):
+    """The session scope of the environment of that id (its row locked with ``lock``); 404 if none."""
+    return scope(get(environment_id, lock=lock))
+
+
 def delete(environment):
-    """The environment and every document stored in it go."""
+    """The environment and every document stored in it go, and so do its sessions (a linked one's
+    are its cluster's: they go with the cluster, and find their staged documents deleted)."""
+    if not environment.linked:
+        config_session.delete_scope(scope(environment))
     db.delete(environment)
     db.flush()

@@ -3,6 +3,8 @@
 A definition's ``content`` is free JSON; when it is an object with a ``schema``
 key, that JSON schema (draft 4) validates every values document of the resource;
 ``value_schema`` checks it when it is written, so using it can neither fetch, loop nor backtrack.
+``x-patch-policy``/``x-patch-default`` say which JSON-patch operations its documents take where
+(``json_patch``), checked when written too.
 A resource name is unique within its component, and within every environment
 that uses the component, so lookups by name are never ambiguous.
 """
@@ -12,7 +14,7 @@ from nailgun_host import errors
 from nailgun_host.db import db, get_or_404
 from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import Component, EnvironmentComponent, ResourceDefinition
-from nailgun_ext_configdb.objects import resealing, value_schema
+from nailgun_ext_configdb.objects import json_patch, resealing, value_schema
 from nailgun_ext_configdb.objects.json_values import json_equal
 
 
@@ -21,10 +23,12 @@ def schema_of(resource):
 
 
 def check_content(content):
+    """400 unless ``content`` is storable, its schema usable and its patch policy a policy."""
     check_storable(content)
     schema = value_schema.schema_of(content)
     if schema is not None:
         value_schema.check(schema)
+    json_patch.rules(content)
     return content
 
 

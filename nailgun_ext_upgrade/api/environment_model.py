@@ -1,11 +1,19 @@
-"""Handler of the environment model: GET it whole or by RFC 6901 path, PATCH it with RFC 6902."""
+"""Handler of the environment model: GET it whole or by RFC 6901 path, PATCH it with RFC 6902.
+
+With ``X-Configuration-Session`` a PATCH stages the patched model in that session and a GET shows
+the staged model (seed 000); without it a PATCH writes at once and bumps the cluster's revision,
+unless ``SESSIONS.direct_model_patch`` is false, which makes the header required.
+"""
 import web
 
 from nailgun_host import errors
 from nailgun_host.api.base import MASKED_HEADER, BaseHandler, authorize_declassified, shown
+from nailgun_host.api.config_sessions import request_session
 from nailgun_host.objects import cluster as cluster_obj
+from nailgun_host.objects import config_session
+from nailgun_host.settings import settings
 from nailgun_ext_upgrade import schemas
-from nailgun_ext_upgrade.objects import environment_model
+from nailgun_ext_upgrade.objects import environment_model, model_session
 
 
 class ClusterModelHandler(BaseHandler):
@@ -16,15 +24,26 @@ class ClusterModelHandler(BaseHandler):
 
     def GET(self, cluster_id, path=None):
         cluster = cluster_obj.get(cluster_id)
-        return _answer(environment_model.build(cluster), environment_model.editable_secrets(cluster), path)
+        session = request_session(config_session.Scope("cluster", cluster.id), write=False)
+        return _answer(model_session.view(session, cluster), environment_model.editable_secrets(cluster), path)
 
     def PATCH(self, cluster_id, path=None):
         cluster = cluster_obj.get(cluster_id, lock=True)
         if path and path.strip("/"):
             raise errors.MethodNotAllowed("A patch applies to the whole model: PATCH /clusters/{0}/model".format(
                 cluster.id), ["GET"])
-        model = environment_model.apply_patch(cluster, self.body(), view=shown,
+        session = request_session(config_session.Scope("cluster", cluster.id), write=True,
+                                  required=not settings["SESSIONS"]["direct_model_patch"])
+        operations = self.body()
+        if session is not None:
+            model = model_session.stage(session, cluster, operations, shown,
+                                        authorize_declassified=authorize_declassified)
+            return _answer(model, environment_model.editable_secrets(cluster))
+        before = model_session.editable(environment_model.build(cluster))
+        model = environment_model.apply_patch(cluster, operations, view=shown,
                                               authorize_declassified=authorize_declassified)
+        if model_session.editable(model) != before:
+            config_session.bump_cluster_revision(cluster)
         return _answer(model, environment_model.editable_secrets(cluster))
 
 

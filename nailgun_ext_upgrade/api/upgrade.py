@@ -44,7 +44,7 @@ class NodeReassignHandler(BaseHandler):
 
     def POST(self, cluster_id):
         """Orig nodes into the seed: 202 with the provisioning task, or 200 with the nodes."""
-        seed = cluster_obj.get(cluster_id, lock=True)
+        seed = upgrade.lock_for_assign(cluster_id)
         data = self.body()
         orig, nodes, mapping = validators.validate_assign(seed, data)
         reprovision = data.get("reprovision", True)

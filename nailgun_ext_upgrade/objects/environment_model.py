@@ -14,15 +14,16 @@ serves them to whom may see them); the values of password (and secret-named) edi
 are ``editable_secrets``, which the handler masks for whoever may not see secrets. A patch
 applies to the model as its client sees it, and the mask it leaves at a secret keeps the
 stored value.
+
+The patch itself (pointers, operations, the policy's patterns, the errors) is ``nailgun_host.patching``'s,
+shared with ConfigDB; staging a patch in a configuration session is ``model_session``'s.
 """
 import copy
-import fnmatch
 import json
 
-import jsonpatch
 import jsonpointer
 
-from nailgun_host import errors
+from nailgun_host import errors, patching
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import network
 from nailgun_host.objects.attributes import attribute_values, value_secrets
@@ -34,7 +35,7 @@ MASK = masking.MASK
 EDIT = ("add", "replace", "remove")
 NETWORK_FIELDS = ("cidr", "gateway", "vlan_start", "ip_ranges")
 
-#: (path pattern, allowed operations, only before deployment); "*" is one segment, "**" one or more
+#: (path pattern, allowed operations, only before deployment); patterns as ``nailgun_host.patching`` reads them
 POLICY = (
     ("/name", ("replace",), False),
     ("/attributes/editable/*/*", ("replace",), False),
@@ -126,34 +127,10 @@ def section(model, path):
 
 # -- the policy ------------------------------------------------------------------------------
 
-def _matches(pattern, parts):
-    segments = pattern.strip("/").split("/")
-    if segments[-1] == "**":
-        return len(parts) > len(segments) - 1 and _matches("/".join(segments[:-1]), parts[:len(segments) - 1])
-    return len(parts) == len(segments) and all(fnmatch.fnmatchcase(p, s) for p, s in zip(parts, segments))
-
-
-def allowed_operations(path, deployed):
-    """The operations the policy allows on an RFC 6901 path of a (deployed or not) environment."""
-    try:
-        parts = jsonpointer.JsonPointer(path).parts
-    except jsonpointer.JsonPointerException as exc:
-        raise errors.InvalidData("Invalid path '{0}': {1}".format(path, exc))
-    for pattern, operations, before_deployment in POLICY:
-        if _matches(pattern, parts):
-            return () if before_deployment and deployed else operations
-    return ()
-
-
-def _check_allowed(op, path, deployed, cluster):
-    allowed = allowed_operations(path, deployed)
-    if op in allowed:
-        return
-    message = "Operation '{0}' is not allowed on '{1}'; allowed operations: {2}".format(
-        op, path, ", ".join(allowed) or "none")
-    if deployed and allowed_operations(path, False):
-        message += " (environment {0} is deployed)".format(cluster.id)
-    raise errors.NotAllowed(message, [{"op": op, "path": path, "allowed": list(allowed)}])
+def policy(deployed):
+    """``patching``'s policy for an environment: the network parts allow nothing once it is deployed."""
+    return {pattern: () if before_deployment and deployed else operations
+            for pattern, operations, before_deployment in POLICY}
 
 
 def is_deployed(cluster):
@@ -162,16 +139,16 @@ def is_deployed(cluster):
 
 
 def check_policy(cluster, operations):
-    """403 for the first operation the policy forbids; ``test`` only reads and is always allowed."""
+    """403 for what the policy forbids, saying so when only the deployment forbids it; ``test`` only
+    reads and is always allowed."""
     deployed = is_deployed(cluster)
-    for operation in operations:
-        op = operation["op"]
-        if op in ("add", "replace", "remove"):
-            _check_allowed(op, operation["path"], deployed, cluster)
-        elif op in ("move", "copy"):
-            if op == "move":
-                _check_allowed("remove", operation["from"], deployed, cluster)
-            _check_allowed("add", operation["path"], deployed, cluster)
+    try:
+        patching.check_policy(operations, policy(deployed), default=())
+    except errors.NotAllowed as exc:
+        first = exc.errors[0]
+        if deployed and first["op"] in patching.allowed(policy(False), first["path"], default=()):
+            raise errors.NotAllowed("{0} (environment {1} is deployed)".format(exc.message, cluster.id), exc.errors)
+        raise
 
 
 # -- the patched document ----------------------------------------------------------------------
@@ -216,19 +193,6 @@ def schema_for(cluster):
     }
 
 
-def patched(model, operations):
-    try:
-        return jsonpatch.JsonPatch(operations).apply(model)
-    except jsonpatch.JsonPatchTestFailed as exc:
-        text = str(exc)  # may quote the whole document: keep the start
-        raise errors.Conflict("A test operation of the patch failed: {0}".format(
-            text if len(text) <= 200 else text[:200] + "…"))
-    except (jsonpatch.JsonPatchConflict, jsonpointer.JsonPointerException) as exc:
-        raise errors.ObjectNotFound("The patch refers to a part of the model that does not exist: {0}".format(exc))
-    except jsonpatch.JsonPatchException as exc:
-        raise errors.InvalidData("Malformed JSON patch: {0}".format(exc))
-
-
 def _changed_networks(before, after):
     result = []
     for group, data in after["node_groups"].items():
@@ -262,29 +226,33 @@ def _without_generated(model):
     return dict(model, attributes=dict(model["attributes"], generated={}))
 
 
-def apply_patch(cluster, operations, view=lambda model, secret: model, *, authorize_declassified):
-    """Check the whole patch, then write what it changed; returns the new model.
+def patched(cluster, operations, view=lambda model, secret: model, base=None):
+    """``(before, after)``: the current model and what the patch makes of ``base`` (the current model,
+    or the one a session stages), checked against the policy and the model's schema; nothing written.
 
     ``view(model, secret)`` is the model as the client sees it (masked for a reader): the
-    patch, ``test`` operations included, applies to that, and the mask left at a secret keeps it.
-    ``authorize_declassified``: see ``cluster_obj.update_editable``.
+    patch, ``test`` operations included, applies to that, and the mask left at a secret keeps
+    the value ``base`` has there.
     """
-    validate_schema(operations, schemas.MODEL_PATCH)
-    for operation in operations:
-        argument = schemas.OPERATION_ARGUMENT.get(operation["op"])
-        if argument and argument not in operation:
-            raise errors.InvalidData("Operation '{0}' on '{1}' needs a '{2}' member".format(
-                operation["op"], operation["path"], argument))
+    patching.check_operations(operations)
     check_policy(cluster, operations)
     before = build(cluster)
+    base = before if base is None else base
     secret = editable_secrets(cluster)
     # generated values read as the mask here and no patch may touch them (check_policy): they are
     # left out of the unmasking, which refuses a mask where no secret is stored
-    generated = before["attributes"]["generated"]
-    after = masking.unmask(_without_generated(patched(view(before, secret), operations)),
-                           _without_generated(before), secret)
-    after["attributes"]["generated"] = generated
+    after = masking.unmask(_without_generated(patching.apply(view(base, secret), operations)),
+                           _without_generated(base), secret)
+    after["attributes"]["generated"] = before["attributes"]["generated"]
     _validated(after, schema_for(cluster), secret)
+    return before, after
+
+
+def write(cluster, before, after, *, authorize_declassified):
+    """Write what ``after`` changes of the model ``before`` (the network rules are checked on the way).
+
+    ``authorize_declassified``: see ``cluster_obj.update_editable``.
+    """
     networks = _changed_networks(before, after)
     if after["name"] != before["name"]:
         cluster_obj.check_name_free(after["name"], cluster.id)
@@ -295,4 +263,10 @@ def apply_patch(cluster, operations, view=lambda model, secret: model, *, author
         cluster_obj.update_editable(cluster, _editable_with(cluster, after["attributes"]["editable"]),
                                     replace=True, authorize_declassified=authorize_declassified)
     cluster_obj.update(cluster, {"name": after["name"]})
+
+
+def apply_patch(cluster, operations, view=lambda model, secret: model, *, authorize_declassified):
+    """Check the whole patch, then write what it changed; returns the new model (see ``patched``)."""
+    before, after = patched(cluster, operations, view)
+    write(cluster, before, after, authorize_declassified=authorize_declassified)
     return build(cluster)

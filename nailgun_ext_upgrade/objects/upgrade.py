@@ -10,6 +10,7 @@ from nailgun_host.db import db
 from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import network, nodegroup, pending_changes
+from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects.attributes import merge_dicts
 from nailgun_ext_upgrade.objects import relation as relation_obj
@@ -136,6 +137,15 @@ def node_roles(node, roles, reprovision):
     """(roles, pending roles): kept or replaced; pending when the node is to be reinstalled."""
     wanted = list(roles if roles else node.roles)
     return ([], wanted) if reprovision else (wanted, [])
+
+
+def lock_for_assign(seed_id):
+    """The seed, locked with its orig (whose nodes leave) in ascending ids, the host's lock order,
+    so a deploy of either cluster never sees the move half way; 404 when the seed is unknown."""
+    seed = cluster_obj.get(seed_id)
+    relation = relation_obj.get_cluster_relation(seed.id)
+    node_obj.lock_clusters([seed.id] + ([relation.orig_cluster_id] if relation is not None else []))
+    return cluster_obj.get(seed.id, lock=True)
 
 
 def move_nodes(nodes, orig, seed, mapping, roles, reprovision):

@@ -19,6 +19,8 @@ class NodeCollectionHandler(CollectionHandler):
 
     def PUT(self):
         data = self.body()
+        node_obj.lock_with_clusters(list(dict.fromkeys(item["id"] for item in data)),
+                                    [item.get("cluster_id") for item in data])
         nodes = [node_obj.update(node_obj.get(item["id"], lock=True), item) for item in data]
         return [node_obj.to_dict(n) for n in nodes]
 
@@ -26,7 +28,7 @@ class NodeCollectionHandler(CollectionHandler):
         ids = id_list_param("ids")
         if not ids:
             raise errors.InvalidData("Node ids are required: ?ids=1,2")
-        nodes = node_obj.get_many(list(dict.fromkeys(ids)), lock=True)
+        nodes = node_obj.lock_with_clusters(list(dict.fromkeys(ids)))
         extensions.fire("on_node_collection_delete", ids)
         for node in nodes:
             node_obj.delete(node)
@@ -34,8 +36,19 @@ class NodeCollectionHandler(CollectionHandler):
 
 
 class NodeHandler(ItemHandler):
+    """PUT and DELETE lock the node's clusters (the one it is in, the one it moves to) before its row."""
     objects = node_obj
     update_schema = schemas.NODE_UPDATE
+
+    def PUT(self, object_id):
+        data = self.body()
+        node, = node_obj.lock_with_clusters([node_obj.get(object_id).id], [data.get("cluster_id")])
+        return node_obj.to_dict(node_obj.update(node, data))
+
+    def DELETE(self, object_id):
+        node, = node_obj.lock_with_clusters([node_obj.get(object_id).id])
+        node_obj.delete(node)
+        set_status(204)
 
 
 class NodeInterfacesHandler(BaseHandler):

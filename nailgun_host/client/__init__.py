@@ -11,7 +11,7 @@ import os
 import yaml
 
 from nailgun_host.client import fuel2, transports
-from nailgun_host.client.errors import APIError
+from nailgun_host.client.errors import APIError, details
 
 #: the server's answer masks at least one secret for this identity (nailgun_host.api.base.MASKED_HEADER)
 MASKED_HEADER = "X-Secrets-Masked"
@@ -77,13 +77,15 @@ class APIClient:
         settings = getattr(app, "client_settings", None)
         return cls(settings=settings()) if settings else cls.default()
 
-    def request(self, method, path, data=None, params=None, headers=None, raw=False):
+    def request(self, method, path, data=None, params=None, headers=None, raw=False, timeout=None):
+        """The answer's JSON (None for an empty one), or with ``raw`` the response; ``timeout`` (seconds)
+        replaces the client's for this request (a long poll waits longer than ``HTTP_TIMEOUT``)."""
         url = path if path.startswith("http") else self.api_root + path.lstrip("/")
         body = None if data is None else json.dumps(data)
         all_headers = {"Content-Type": "application/json", "Accept": "application/json"}
         all_headers.update(headers or {})
         response = self.transport.send(method, url, data=body, params=params, headers=all_headers,
-                                       timeout=self.timeout)
+                                       timeout=self.timeout if timeout is None else timeout)
         if response.status_code >= 400:
             raise APIError(response.status_code, _error_message(response), response.text)
         if raw:
@@ -98,14 +100,18 @@ class APIClient:
     def get(self, path, **kwargs):
         return self.request("GET", path, **kwargs)
 
-    def get_shown(self, path, **kwargs):
-        """(the JSON body, whether the server masked secrets in it for this identity: README "Secrets")."""
+    def get_with_headers(self, path, **kwargs):
+        """(the JSON body, the answer's headers)."""
         response = self.request("GET", path, raw=True, **kwargs)
         try:
-            body = response.json()
+            return response.json(), response.headers
         except ValueError:
             raise APIError(response.status_code, "The server answered with a body that is not JSON")
-        return body, response.headers.get(MASKED_HEADER, "").strip().lower() == "true"
+
+    def get_shown(self, path, **kwargs):
+        """(the JSON body, whether the server masked secrets in it for this identity: README "Secrets")."""
+        body, headers = self.get_with_headers(path, **kwargs)
+        return body, is_masked(headers)
 
     def post(self, path, data=None, **kwargs):
         return self.request("POST", path, data, **kwargs)
@@ -120,13 +126,21 @@ class APIClient:
         return self.request("DELETE", path, **kwargs)
 
 
+def is_masked(headers):
+    return headers.get(MASKED_HEADER, "").strip().lower() == "true"
+
+
 def _error_message(response):
+    """The server's message and status, then one line for each entry of ``errors`` the user can act on
+    (the documents a deploy conflicts with, the operations a patch policy allows)."""
     try:
         body = response.json()
     except ValueError:
         return "{0} {1}".format(response.status_code, response.reason)
     if isinstance(body, dict) and body.get("message"):
-        return "{0} ({1})".format(body["message"], response.status_code)
+        lines = ["{0} ({1})".format(body["message"], response.status_code)]
+        lines += ["  " + line for line in details(body.get("errors"))]
+        return "\n".join(lines)
     return "{0} {1}".format(response.status_code, response.reason)
 
 

@@ -75,6 +75,8 @@ class RequestsTransport:
             raise APIError(None, _tls_message(url, self.verify, exc))
         except requests.ConnectionError as exc:
             raise APIError(None, "Cannot connect to the Nailgun API at {0}: {1}".format(_root(url), exc))
+        except requests.Timeout as exc:  # no answer within the timeout (HTTP_TIMEOUT, or a long poll's)
+            raise APIError(None, "The Nailgun API at {0} did not answer in time: {1}".format(_root(url), exc))
 
 
 class KeystoneTransport:
@@ -108,7 +110,7 @@ class KeystoneTransport:
             return self.session.request(url, method, raise_exc=False, verify=self.verify, **kwargs)
         except exceptions.SSLError as exc:
             raise APIError(None, _tls_message(url, self.verify, exc))
-        except exceptions.ConnectFailure as exc:
+        except exceptions.ConnectionError as exc:  # refused, unreachable, or no answer in time
             raise APIError(None, "Cannot connect to {0}: {1}".format(_root(url), exc))
         except exceptions.Unauthorized as exc:
             raise APIError(401, "Keystone at {0} refused the login of {1!r}: {2}".format(

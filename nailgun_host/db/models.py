@@ -54,6 +54,8 @@ class Cluster(Base):
     network_template: Mapped[dict | None] = mapped_column(JSONType)
     pending_changes: Mapped[list] = mapped_column(default=list)
     created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    #: bumped by every change of the environment model (a direct PATCH, a deployed session)
+    revision: Mapped[int] = mapped_column(sa.BigInteger, default=0, server_default="0")
 
     release: Mapped[Release] = orm.relationship(lazy="joined", innerjoin=True)
     node_groups: Mapped[list["NodeGroup"]] = orm.relationship(
@@ -226,3 +228,80 @@ class Task(Base):
     #: credentials among it, so sealed whole
     cache: Mapped[dict] = mapped_column(SealedJSON(secrets.whole_document), default=dict)
 
+
+
+SESSION_SCOPES = ("cluster", "config")
+SESSION_STATES = ("open", "deploying", "deployed", "invalid", "abandoned", "expired")
+
+
+class ConfigSession(Base):
+    """A configuration session (seeds 000/001): changes staged on one environment, deployed at once.
+
+    ``scope`` says whose environment it is: a cluster (its model, and the documents of a
+    ConfigDB environment linked to it) or an unlinked ConfigDB environment. There is no
+    foreign key: a ``config`` environment lives in an extension's table, whose deletion hook
+    deletes its sessions. ``nailgun_host.objects.config_session`` is the only writer of ``state``.
+    """
+
+    __tablename__ = "config_sessions"
+    __table_args__ = (
+        sa.CheckConstraint("scope IN ('cluster', 'config')", name="config_sessions_scope"),
+        sa.CheckConstraint("state IN ('open', 'deploying', 'deployed', 'invalid', 'abandoned', 'expired')",
+                           name="config_sessions_state"),
+        sa.Index("config_sessions_environment", "scope", "environment_id", "state"),
+        sa.Index("config_sessions_deployed", "scope", "environment_id", "deployed_at"),
+    )
+
+    id: Mapped[str] = mapped_column(sa.String(32), primary_key=True, default=lambda: uuid.uuid4().hex)
+    scope: Mapped[str] = mapped_column(sa.String(16))
+    environment_id: Mapped[int] = mapped_column()
+    #: the authenticated identity that opened it (``user_id`` on the wire)
+    owner: Mapped[str] = mapped_column(sa.String(255))
+    state: Mapped[str] = mapped_column(sa.String(16), default="open")
+    #: the scope's revision when it was opened
+    version: Mapped[int] = mapped_column(sa.BigInteger, default=0)
+    #: per extension (by name), what it needs to tell later what changed since the opening
+    base: Mapped[dict] = mapped_column(default=dict)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    updated_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    expires_at: Mapped[datetime.datetime] = mapped_column()
+    deployed_at: Mapped[datetime.datetime | None] = mapped_column()
+    #: the scope revision the deploy landed in
+    revision: Mapped[int | None] = mapped_column(sa.BigInteger)
+    #: why it is invalid: the 409 entries of the documents changed under it
+    conflicts: Mapped[list | None] = mapped_column(JSONType)
+    #: what a deploy changed, per document (``{"document", "changed_keys", "patch", "secrets"}``); the
+    #: history. Sealed by its writer, which knows which op values are secret.
+    deployed_changes: Mapped[list | None] = mapped_column(SealedJSON())
+
+    changes: Mapped[list["ConfigSessionChange"]] = orm.relationship(
+        back_populates="session", cascade="all, delete-orphan", passive_deletes=True,
+        order_by="ConfigSessionChange.id")
+
+
+class ConfigSessionChange(Base):
+    """One document staged in a session: the whole staged document, as its client sent it.
+
+    Secrets are sealed by the extension that stages it (it knows the document's schema); a
+    secret sent back as the mask stays the mask here, so the stored secret is never copied.
+    """
+
+    __tablename__ = "config_session_changes"
+    __table_args__ = (sa.UniqueConstraint("session_id", "document_key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    session_id: Mapped[str] = mapped_column(sa.ForeignKey("config_sessions.id", ondelete="CASCADE"))
+    #: the extension (by name) that staged it and deploys it
+    extension: Mapped[str] = mapped_column(sa.String(64))
+    #: the extension's name for the document, unique in the session (e.g. ``12:/nodes/5/:values``)
+    document_key: Mapped[str] = mapped_column(sa.String(1100))
+    #: how answers describe the document (``{"type": "configdb", "resource": 12, ...}``)
+    descriptor: Mapped[dict] = mapped_column(default=dict)
+    data: Mapped[dict] = mapped_column(SealedJSON())
+    #: what the extension needs to tell whether the current document changed since it was first
+    #: staged (ConfigDB: the document's revision then; the model: a digest of it)
+    base: Mapped[dict | None] = mapped_column(JSONType)
+    changed_keys: Mapped[list] = mapped_column(default=list)
+    updated_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+
+    session: Mapped[ConfigSession] = orm.relationship(back_populates="changes")

@@ -4,7 +4,7 @@ import copy
 from nailgun_host import errors, extensions, secrets
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Node, NodeGroup, Release
-from nailgun_host.objects import attributes, network, pending_changes
+from nailgun_host.objects import attributes, config_session, network, pending_changes
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects.attributes import generate_attributes, merge_dicts
@@ -75,13 +75,14 @@ def update(cluster, data):
 
 
 def delete(cluster):
-    """Nodes go back to discovery, extensions clean up after the cluster, then it is removed.
+    """Nodes go back to discovery, extensions clean up after the cluster, its sessions go, then it is removed.
 
     Its nodes are locked first, in the order every path takes (cluster, nodes, then
     what extensions lock), so a concurrent move of one of them waits instead of deadlocking.
     """
     nodes = node_obj.get_many(sorted(node.id for node in cluster.nodes), lock=True)
     extensions.fire("on_cluster_delete", cluster)
+    config_session.delete_scope(config_session.Scope("cluster", cluster.id))
     for node in nodes:
         node_obj.remove_from_cluster(node)
     db.delete(cluster)

@@ -1,4 +1,5 @@
 """Nodes: discovery, assignment to a cluster (which allocates their IPs), interfaces, disks."""
+import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nailgun_host import errors, extensions
@@ -50,6 +51,30 @@ def get_many(ids, lock=False):
         if node_id not in found:
             raise errors.ObjectNotFound(NOT_FOUND.format(node_id))
     return [found[node_id] for node_id in ids]
+
+
+def lock_clusters(cluster_ids):
+    """Row locks of these clusters (FOR UPDATE), ascending ids: the first step of the lock order
+    of ``config_session.py`` (clusters, ConfigDB environment, session), so a writer of what the
+    environment model shows never interleaves with a session's deploy. Unknown ids are skipped."""
+    for cluster_id in sorted({int(c) for c in cluster_ids if c is not None}):
+        db.get(Cluster, cluster_id, with_for_update=True, populate_existing=True)
+
+
+def lock_with_clusters(ids, target_cluster_ids=()):
+    """The nodes (in the order given; 404 on an unknown one), locked after every cluster they are in
+    or move to (``target_cluster_ids``), clusters first in ascending ids, then the node rows.
+
+    A node moved to another cluster between the first read and its lock: 409 (that cluster is
+    not locked and taking it now would break the order), the client retries."""
+    current = db.execute(sa.select(Node.cluster_id).where(Node.id.in_(ids))).scalars().all()
+    clusters = {c for c in list(current) + list(target_cluster_ids) if c is not None}
+    lock_clusters(clusters)
+    nodes = get_many(ids, lock=True)
+    moved = sorted(n.id for n in nodes if n.cluster_id is not None and n.cluster_id not in clusters)
+    if moved:
+        raise errors.Conflict("Nodes {0} changed environment meanwhile; retry".format(moved), moved)
+    return nodes
 
 
 def check_mac_free(mac, node=None):

@@ -58,10 +58,16 @@ def basic(user, password=None):
     return {"Authorization": "Basic " + base64.b64encode("{0}:{1}".format(user, password).encode()).decode()}
 
 
+#: values of placeholders whose pattern is no list of choices
+SAMPLES = {"session": "0" * 32}
+
+
 def concrete(entry):
     """A path the route matches: ids are 1, other placeholders their pattern's first choice."""
     def fill(match):
         name = match.group(1)
+        if name in SAMPLES:
+            return SAMPLES[name]
         if name in entry["patterns"]:
             return re.split(r"[|()]", entry["patterns"][name].strip("()"))[0] or "x"
         return "1"

@@ -150,7 +150,7 @@ def assert_unavailable(port, message):
 WITHOUT_DATABASE = {"/", "/version", "/extensions", "/openapi.json"}
 #: a value for each placeholder that is not an id
 PLACEHOLDERS = {"provider": "neutron", "levels": "nodes/1/", "resource": "1", "kind": "values",
-                "operation": "set", "path": "name"}
+                "operation": "set", "path": "name", "session": "0" * 32}
 
 
 def assert_every_route_unavailable(port):

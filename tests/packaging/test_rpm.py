@@ -162,7 +162,7 @@ def test_entry_points_are_in_the_egg_info(rpm, installed):
 
 def test_console_scripts_are_installed(installed):
     root, _sitelib = installed
-    for script in ("nailgun-api", "nailgun-syncdb"):
+    for script in ("nailgun-api", "nailgun-syncdb", "nailgun-feed"):
         path = root / "usr" / "bin" / script
         assert path.is_file() and os.access(path, os.X_OK), script
         assert path.read_text().splitlines()[0] == "#!/usr/bin/python3", script

@@ -1,9 +1,11 @@
-"""Toy extension A: URLs, a pipeline, callbacks and a provided method, for host tests."""
+"""Toy extension A: URLs, a pipeline, callbacks, a provided method and session hooks, for host tests."""
 from nailgun_host import errors
 from nailgun_host.api.base import BaseHandler
 from nailgun_host.db import db
 from nailgun_host.db.models import Release
 from nailgun_host.extensions import BaseExtension, BasePipeline
+
+import toy_sessions
 
 EVENTS = []
 
@@ -39,13 +41,13 @@ def _recorder(event):
     return classmethod(callback)
 
 
-class ToyA(BaseExtension):
+class ToyA(toy_sessions.ToySessions, BaseExtension):
     name = "toy_a"
     version = "0.1.0"
     description = "Toy extension A"
     provides = ["toy_answer"]
     urls = [{"uri": r"/toy/ping/?", "handler": ToyPingHandler},
-            {"uri": r"/toy/fail/(invalid|crash)/?", "handler": ToyFailHandler}]
+            {"uri": r"/toy/fail/(invalid|crash)/?", "handler": ToyFailHandler}] + toy_sessions.URLS
     data_pipelines = [ToyPipeline]
 
     on_cluster_create = _recorder("cluster_create")

@@ -1,0 +1,50 @@
+"""RFC 6902 patches of ConfigDB documents: the per-path policy a resource definition gives them.
+
+The definition's ``content`` may say which operations are allowed where:
+``"x-patch-policy": {"/nova/**": ["add", "replace", "remove"], "/keystone/admin_token": ["replace"]}``
+and what is allowed elsewhere: ``"x-patch-default": "allow"`` (the default: every operation) or
+``"deny"``. ``test`` is always allowed: it changes nothing, and a client needs it for
+compare-and-swap. Checking and applying are the host's (``nailgun_host.patching``), so a bad
+patch gets the same answer here as on the environment model.
+"""
+from nailgun_host import errors, patching
+
+POLICY, DEFAULT = "x-patch-policy", "x-patch-default"
+
+
+def rules(content):
+    """``(policy, default operations)`` a definition's ``content`` gives, ``test`` added everywhere;
+    400 when what it says is not a policy (checked when a definition is written)."""
+    content = content if isinstance(content, dict) else {}
+    policy = content.get(POLICY, {})
+    default = content.get(DEFAULT, "allow")
+    if default not in ("allow", "deny"):
+        raise errors.InvalidData('{0} must be "allow" or "deny"'.format(DEFAULT))
+    try:
+        patching.check_policy_patterns(policy)
+    except errors.InvalidData as exc:
+        raise errors.InvalidData("{0}: {1}".format(POLICY, exc.message))
+    policy = {pattern: sorted(set(ops) | {"test"}, key=patching.OPERATIONS.index) for pattern, ops in policy.items()}
+    return policy, patching.OPERATIONS if default == "allow" else ("test",)
+
+
+def policy(resource):
+    """``rules`` of ``resource``; 409 naming the definition when one stored before definitions were
+    checked is not a policy (a client of its documents cannot fix that)."""
+    try:
+        return rules(resource.content)
+    except errors.InvalidData as exc:
+        raise errors.Conflict("Resource definition {0} cannot be patched: {1}".format(resource.id, exc.message))
+
+
+def apply(resource, document, patch):
+    """``document`` (as the client sees it) patched: 400 for a malformed patch, 403 where the policy
+    refuses an operation, then the host's mapping of what does not apply (404, 409); 400 unless the
+    result is an object, as every document is (a PUT's body must be one too)."""
+    patching.check_operations(patch)
+    allowed, default = policy(resource)
+    patching.check_policy(patch, allowed, default)
+    patched = patching.apply(document, patch)
+    if not isinstance(patched, dict):
+        raise errors.InvalidData("The patch must leave the document a JSON object")
+    return patched

@@ -1,0 +1,200 @@
+"""``nailgun-feed``: the API for long-waiting readers (the change feed), without a thread per waiter.
+
+It serves the same WSGI application as ``nailgun-api``/waitress, each request run in a bounded
+thread pool, so identity, policy, bodies and errors are identical. When a handler may wait
+(``notify.CAN_PARK`` in its environ) and has nothing to answer yet, it answers with
+``notify.PARK_HEADER`` instead: this server then parks the client on an asyncio future of that
+topic (no thread, no database connection), woken by the process's one ``notify.Listener``, and
+runs the request again once the topic moves or at the deadline (``notify.PARK_DEADLINE``). The
+header never reaches the client. A load balancer sends the feed routes here (README).
+
+Why not a ready-made server: gevent/eventlet workers would monkey-patch the whole application
+(SQLAlchemy, psycopg, keystonemiddleware); ASGI adapters of WSGI (a2wsgi, asgiref) hold a thread
+for every request while it waits. aiohttp (the ``[feed]`` extra) gives the event loop and HTTP.
+"""
+import argparse
+import asyncio
+import concurrent.futures
+import io
+import logging
+import sys
+import time
+import urllib.parse
+
+from nailgun_host import notify
+from nailgun_host.settings import settings
+
+LOG = logging.getLogger(__name__)
+
+#: answer headers the server makes itself
+HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive", notify.PARK_HEADER.lower()}
+
+
+class Parking:
+    """Parked clients by topic: futures woken on the event loop when the listener hears the topic."""
+
+    def __init__(self, loop, listener):
+        self.loop = loop
+        self.listener = listener
+        self.waiting = {}
+        listener.watch(self._heard)
+
+    def close(self):
+        self.listener.unwatch(self._heard)
+
+    def _heard(self, topic):  # on the listener's thread
+        self.loop.call_soon_threadsafe(self._wake, topic)
+
+    def _wake(self, topic):
+        woken = [f for t, futures in self.waiting.items() if topic is None or t == topic for f in futures]
+        for future in woken:
+            if not future.done():
+                future.set_result(True)
+
+    def count(self):
+        return sum(len(futures) for futures in self.waiting.values())
+
+    async def park(self, topic, mark, deadline):
+        """Until ``topic`` moves past ``mark`` or ``deadline`` (unix time) passes."""
+        if self.listener.mark(topic) != mark:
+            return
+        future = self.loop.create_future()
+        self.waiting.setdefault(topic, set()).add(future)
+        try:
+            await asyncio.wait_for(future, max(0.0, deadline - time.time()))
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            futures = self.waiting.get(topic, set())
+            futures.discard(future)
+            if not futures:
+                self.waiting.pop(topic, None)
+
+
+def _environ(request, body, server_port):
+    """The WSGI environ of an aiohttp request (PEP 3333), with a body already read."""
+    environ = {
+        "REQUEST_METHOD": request.method, "SCRIPT_NAME": "",
+        "PATH_INFO": urllib.parse.unquote(request.raw_path.split("?", 1)[0], "latin-1"),
+        "QUERY_STRING": request.raw_path.split("?", 1)[1] if "?" in request.raw_path else "",
+        "RAW_URI": request.raw_path, "SERVER_NAME": request.host.split(":")[0],
+        "SERVER_PORT": str(server_port), "SERVER_PROTOCOL": "HTTP/{0}.{1}".format(*request.version),
+        "REMOTE_ADDR": request.remote or "", "wsgi.version": (1, 0), "wsgi.url_scheme": request.scheme,
+        "wsgi.input": io.BytesIO(body), "wsgi.errors": sys.stderr, "wsgi.multithread": True,
+        "wsgi.multiprocess": True, "wsgi.run_once": False, notify.CAN_PARK: True,
+    }
+    for name, value in request.headers.items():
+        key = name.upper().replace("-", "_")
+        if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            environ[key] = value
+        elif "_" not in name:  # a header spelt with "_" could pose as another one's environ key
+            key = "HTTP_" + key
+            environ[key] = environ[key] + "," + value if key in environ else value
+    return environ
+
+
+def run_wsgi(application, environ):
+    """``(status line, headers, body)`` of one WSGI call, on a pool thread."""
+    answer = {}
+
+    def start_response(status, headers, exc_info=None):
+        answer["status"], answer["headers"] = status, headers
+
+    result = application(environ, start_response)
+    try:
+        body = b"".join(result)
+    finally:
+        if hasattr(result, "close"):
+            result.close()
+    return answer["status"], answer["headers"], body
+
+
+async def _body(request, limit):
+    """The request body, read to at most ``limit`` + 1 bytes: the application answers a larger one 413."""
+    chunks, size = [], 0
+    while size <= limit:
+        chunk = await request.content.read(limit + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def make_app(application, threads):
+    """The aiohttp application serving ``application`` (WSGI) with ``threads`` pool threads."""
+    from aiohttp import web as aioweb
+
+    pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="nailgun-feed")
+    app = aioweb.Application(client_max_size=2 ** 63)  # the WSGI application enforces its own limit
+
+    async def start(app):
+        app["parking"] = Parking(asyncio.get_running_loop(), notify.listener())
+
+    async def stop(app):
+        app["parking"].close()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    async def handle(request):
+        loop = asyncio.get_running_loop()
+        body = await _body(request, int(settings["MAX_REQUEST_BODY"]))
+        port = request.transport.get_extra_info("sockname")[1] if request.transport else 0
+        environ = _environ(request, body, port)
+        while True:
+            status, headers, data = await loop.run_in_executor(pool, run_wsgi, application, environ)
+            park = next((v for k, v in headers if k.lower() == notify.PARK_HEADER.lower()), None)
+            if park is None:
+                break
+            topic, deadline, mark = notify.parse_park_header(park)
+            await app["parking"].park(topic, mark, deadline)
+            environ = _environ(request, body, port)
+            environ[notify.PARK_DEADLINE] = deadline
+        code, _, reason = status.partition(" ")
+        response = aioweb.Response(status=int(code), reason=reason or None, body=data)
+        for name, value in headers:
+            if name.lower() not in HOP_HEADERS:
+                response.headers.add(name, value)
+        return response
+
+    app.router.add_route("*", "/{tail:.*}", handle)
+    app.on_startup.append(start)
+    app.on_cleanup.append(stop)
+    return app
+
+
+def serve(argv=None):
+    from nailgun_host import server
+
+    parser = argparse.ArgumentParser(
+        prog="nailgun-feed",
+        description="Serve the Nailgun API for long-waiting readers (GET .../changes?wait=): parked waiters "
+                    "hold no thread and no database connection. Put it behind the load balancer for the feed routes.")
+    parser.add_argument("--db-url", help="SQLAlchemy URL (default: $NAILGUN_DB_URL or the embedded SQLite file)")
+    parser.add_argument("--config", help="YAML settings file (default: $NAILGUN_CONFIG)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8001, help="port to listen on (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=8,
+                        help="threads running requests (parked ones use none; default: %(default)s)")
+    parser.add_argument("--allow-insecure-no-auth", action="store_true",
+                        help="listen on a non-loopback address although AUTH method is none")
+
+    def main(args):
+        try:
+            from aiohttp import web as aioweb
+        except ImportError:
+            raise server.StartupError("aiohttp is not installed: pip install 'fuel-nailgun-extensions[feed]'")
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        url = server._load_settings(args)
+        args.cert_file = args.key_file = None
+        server._check_exposure(args)
+        server._use_database(url, migrate=False)
+        app = make_app(server._build_wsgi(), max(1, args.threads))
+        print("Nailgun feed server on http://{0}:{1}/api/v1 ({2}, authentication: {3})".format(
+            args.host, args.port, server._shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
+        try:
+            aioweb.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+        except OSError as exc:
+            raise server.StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
+        return 0
+
+    return server._run(parser, main, argv)

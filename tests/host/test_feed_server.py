@@ -1,0 +1,191 @@
+"""Waiting on the change feed across real processes: ``nailgun-feed`` next to ``nailgun-api``, and
+``gunicorn -w 2``, on the suite's database (SQLite, or PostgreSQL with NAILGUN_TEST_DB_URL).
+
+What is asserted is counted (threads, answers, headers); the one time asserted is the brief's:
+a waiter is answered within ``WOKEN_WITHIN`` of the write that wakes it, well before its ``wait``.
+"""
+import contextlib
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import requests
+
+from tests.conftest import free_port, stop_process
+
+BIN = os.path.dirname(sys.executable)
+API = "/api/v1/config"
+WOKEN_WITHIN = 1.0
+WAIT = 60
+FEED_THREADS = 4
+
+
+class FeedServer:
+    """A real ``nailgun-feed`` on a free loopback port, sharing the test database."""
+
+    def __init__(self, db_url, threads=FEED_THREADS):
+        self.port = free_port()
+        self.url = "http://127.0.0.1:{0}".format(self.port)
+        self.process = subprocess.Popen(
+            [os.path.join(BIN, "nailgun-feed"), "--db-url", db_url, "--port", str(self.port),
+             "--threads", str(threads)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while True:
+            assert self.process.poll() is None, "nailgun-feed exited with {0}".format(self.process.returncode)
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
+                break
+            assert time.monotonic() < deadline, "nailgun-feed did not start listening"
+            time.sleep(0.1)
+
+    def threads(self):
+        with open("/proc/{0}/status".format(self.process.pid)) as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+
+    def stop(self):
+        stop_process(self.process)
+
+
+@pytest.fixture
+def feed_server(migrated_db, db_url):
+    server = FeedServer(db_url)
+    yield server
+    server.stop()
+
+
+def setup_environment(base):
+    """A component with one resource and an environment over nodes; ``(environment id, resource id)``."""
+    component = requests.post(base + API + "/components", json={
+        "name": "comp", "resource_definitions": [{"name": "res", "content": {}}]}, timeout=30).json()
+    environment = requests.post(base + API + "/environments", json={
+        "components": [component["id"]], "hierarchy_levels": ["nodes"]}, timeout=30).json()
+    return environment["id"], component["resource_definitions"][0]["id"]
+
+
+def write(base, env_id, rid, data):
+    response = requests.put("{0}{1}/environments/{2}/resources/{3}/values".format(base, API, env_id, rid),
+                            json=data, timeout=30)
+    assert response.status_code == 204, response.text
+    return time.monotonic()
+
+
+class Waiter(threading.Thread):
+    def __init__(self, base, env_id, since=0):
+        super().__init__(daemon=True)
+        self.url = "{0}{1}/environments/{2}/changes?since={3}&wait={4}".format(base, API, env_id, since, WAIT)
+        self.response = self.answered = None
+        self.start()
+
+    def run(self):
+        self.response = requests.get(self.url, timeout=WAIT + 30)
+        self.answered = time.monotonic()
+
+
+def assert_woken(waiter, written):
+    waiter.join(WAIT + 30)
+    assert waiter.response is not None and waiter.response.status_code == 200, waiter.response
+    answer = waiter.response.json()
+    assert [c["change"] for c in answer["changes"]] == ["write"]
+    assert "X-Nailgun-Park" not in waiter.response.headers and "X-Feed-Waited" not in waiter.response.headers
+    assert waiter.answered - written < WOKEN_WITHIN
+
+
+def settle(base, env_id):
+    """One plain read of the feed through ``base``: the waiters started before have reached it."""
+    assert requests.get("{0}{1}/environments/{2}/changes?since=0".format(base, API, env_id),
+                        timeout=30).status_code == 200
+
+
+def test_a_feed_waiter_is_woken_by_a_write_through_the_api_server(live_server, feed_server):
+    env_id, rid = setup_environment(live_server.url)
+    waiter = Waiter(feed_server.url, env_id)
+    settle(feed_server.url, env_id)
+    time.sleep(0.5)  # not needed for correctness (the mark closes the gap); lets the waiter park first
+    assert waiter.response is None
+    assert_woken(waiter, write(live_server.url, env_id, rid, {"a": 1}))
+
+
+def test_a_waiter_on_one_gunicorn_worker_is_woken_by_a_write_on_the_other(gunicorn):
+    base = gunicorn.rstrip("/").rsplit("/api/v1", 1)[0]
+    env_id, rid = setup_environment(base)
+    waiter = Waiter(base, env_id)
+    time.sleep(0.5)  # the sync worker that took the waiter is busy: the write goes to the other one
+    assert waiter.response is None
+    assert_woken(waiter, write(base, env_id, rid, {"a": 1}))
+
+
+def _raw_get(port, path):
+    sock = socket.create_connection(("127.0.0.1", port), 30)
+    sock.sendall("GET {0} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".format(path).encode())
+    return sock
+
+
+def _read_answer(sock):
+    data = b""
+    sock.settimeout(WAIT + 30)
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    sock.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, json.loads(body)
+
+
+def test_two_hundred_parked_waiters_hold_no_threads_and_the_api_still_answers(live_server, feed_server):
+    env_id, rid = setup_environment(live_server.url)
+    settle(feed_server.url, env_id)
+    idle_threads = feed_server.threads()
+    path = "{0}/environments/{1}/changes?since=0&wait={2}".format("/api/v1/config", env_id, WAIT)
+    waiters = [_raw_get(feed_server.port, path) for _ in range(200)]
+    try:
+        # the feed server answers other requests while they wait, and so does the API server
+        for base in (feed_server.url, live_server.url):
+            answer = requests.get("{0}{1}/environments/{2}".format(base, API, env_id), timeout=30)
+            assert answer.status_code == 200 and answer.json()["revision"] == 0
+        settle(feed_server.url, env_id)
+        parked_threads = feed_server.threads()
+        readable, _, _ = select.select(waiters, [], [], 0)
+        assert readable == []  # none has been answered: each waits, parked
+        assert parked_threads <= idle_threads + FEED_THREADS, (idle_threads, parked_threads)
+        write(live_server.url, env_id, rid, {"a": 1})
+        answers = [_read_answer(sock) for sock in waiters]
+    finally:
+        for sock in waiters:
+            sock.close()
+    assert {status for status, _, _ in answers} == {200}
+    assert all([c["revision"] for c in body["changes"]] == [1] for _, _, body in answers)
+    assert not any("x-nailgun-park" in headers or "x-feed-waited" in headers for _, headers, _ in answers)
+    assert feed_server.threads() <= idle_threads + FEED_THREADS
+
+
+@pytest.mark.parametrize("method, path, body", [
+    ("GET", "/config/environments/{env}/changes", None),
+    ("GET", "/config/environments/{env}/changes?since=x", None),
+    ("GET", "/config/environments/{env}/changes?since=0&wait=61", None),
+    ("GET", "/config/environments/999/changes?since=0", None),
+    ("GET", "/config/environments/{env}/changes?since=0&wait=0", None),
+    ("GET", "/nowhere", None),
+    ("POST", "/config/components", b"{not json"),
+    ("PUT", "/config/environments/{env}/resources/{res}/values", b"[1]"),
+    ("PUT", "/config/environments/{env}/resources/{res}/values", b'{"k": ' + b"[" * 200 + b"]" * 200 + b"}"),
+])
+def test_the_feed_server_answers_exactly_as_the_api_server(live_server, feed_server, method, path, body):
+    env_id, rid = setup_environment(live_server.url)
+    url = "/api/v1" + path.format(env=env_id, res=rid)
+    answers = []
+    for base in (live_server.url, feed_server.url):
+        response = requests.request(method, base + url, data=body, timeout=30,
+                                    headers={"Content-Type": "application/json"})
+        answers.append((response.status_code, response.headers.get("Content-Type"), response.json(),
+                        response.headers.get("ETag")))
+    assert answers[0] == answers[1]
+    assert answers[0][0] < 500
