@@ -74,9 +74,14 @@ class Listener:
             return self._generation, self._seqs.get(topic, 0)
 
     def wait(self, topic, timeout, mark):
-        """Block until ``topic``'s mark differs from ``mark`` or ``timeout`` passes; True when it moved."""
+        """Block until ``topic``'s mark differs from ``mark``, ``timeout`` passes or the server stops
+        (``end_waits``); True when it moved."""
         with self._condition:
-            return self._condition.wait_for(lambda: self.mark(topic) != mark, timeout)
+            return self._condition.wait_for(lambda: self.mark(topic) != mark or _ending.is_set(), timeout)
+
+    def wake_all(self):
+        with self._condition:
+            self._condition.notify_all()
 
     def watch(self, callback):
         with self._condition:
@@ -167,6 +172,18 @@ class Listener:
 
 _listener = None
 _listener_lock = threading.Lock()
+_ending = threading.Event()
+
+
+def end_waits():
+    """The server is stopping: every waiting request answers now, so it does not hold the stop up."""
+    _ending.set()
+    if _listener is not None:
+        _listener.wake_all()
+
+
+def ending():
+    return _ending.is_set()
 
 
 def listener():

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 import sqlalchemy.exc
 import yaml
 
-from nailgun_host import db
+from nailgun_host import db, notify
 from nailgun_host.db import migration
 from nailgun_host.settings import settings
 
@@ -203,6 +203,7 @@ def serve(argv=None):
         try:
             server.serve()
         except KeyboardInterrupt:
+            notify.end_waits()  # a feed request waiting in a thread would hold the stop up to its wait
             server.stop()
         return 0
 

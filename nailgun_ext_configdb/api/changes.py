@@ -68,7 +68,7 @@ class ConfigChangesHandler(ConfigHandler):
     def _wait(environment_id, since, limit, topic, deadline, mark):
         """Wait in this thread, holding no transaction or connection, until a change or the deadline."""
         answer = None
-        while time.time() < deadline:
+        while time.time() < deadline and not notify.ending():
             db.commit()  # nothing was written: end the read transaction
             db.close()  # and give the connection back to the pool while waiting
             notify.wait(topic, deadline - time.time(), mark)

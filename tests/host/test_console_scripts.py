@@ -1,8 +1,10 @@
 """``nailgun-api`` and ``nailgun-syncdb`` as an operator runs them."""
 import contextlib
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 import requests
@@ -108,3 +110,38 @@ def test_an_operators_mistake_is_one_line_not_a_traceback(tmp_path):
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "nailgun-api: error: cannot listen on 127.0.0.1:" in result.stderr
+
+
+def test_ctrl_c_stops_nailgun_api_without_waiting_for_a_waiting_feed_request(tmp_path):
+    """A change-feed request waiting in a thread answers at once when the server is stopped (SIGINT),
+    instead of holding the stop up for its whole ``wait``."""
+    port = free_port()
+    base = "http://127.0.0.1:{0}/api/v1".format(port)
+    server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
+                               "--port", str(port)], env=_environ(tmp_path),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                requests.get(base + "/version", timeout=1)
+                break
+            except requests.ConnectionError:
+                assert time.monotonic() < deadline and server.poll() is None, "nailgun-api did not start"
+                time.sleep(0.2)
+        assert requests.post(base + "/config/components", json={"name": "c", "resource_definitions": []}).ok
+        assert requests.post(base + "/config/environments", json={"components": ["c"], "hierarchy_levels": []}).ok
+        answers = []
+        waiter = threading.Thread(target=lambda: answers.append(
+            requests.get(base + "/config/environments/1/changes?since=0&wait=60", timeout=90)))
+        waiter.start()
+        time.sleep(1)  # it is waiting now (nothing was written)
+        assert waiter.is_alive()
+        server.send_signal(signal.SIGINT)
+        server.wait(20)  # far less than the 60 s it waits for
+        waiter.join(5)
+        assert [(a.status_code, a.json()["changes"]) for a in answers] == [(200, [])]
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(10)
