@@ -18,6 +18,17 @@ def _environ(home):
     return environ
 
 
+def _wait_until_it_answers(base, server):
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            requests.get(base + "/api/v1/version", timeout=1)
+            return
+        except requests.ConnectionError:
+            assert time.monotonic() < deadline and server.poll() is None, "nailgun-api did not start"
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def nailgun_api(environ, cwd=None, args=()):
     """``nailgun-api`` on a free port, once it answers: yields its base URL."""
@@ -27,14 +38,7 @@ def nailgun_api(environ, cwd=None, args=()):
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = "http://127.0.0.1:{0}".format(port)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                requests.get(base + "/api/v1/version", timeout=1)
-                break
-            except requests.ConnectionError:
-                assert time.monotonic() < deadline and server.poll() is None, "nailgun-api did not start"
-                time.sleep(0.2)
+        _wait_until_it_answers(base, server)
         yield base
     finally:
         server.terminate()
@@ -116,19 +120,13 @@ def test_ctrl_c_stops_nailgun_api_without_waiting_for_a_waiting_feed_request(tmp
     """A change-feed request waiting in a thread answers at once when the server is stopped (SIGINT),
     instead of holding the stop up for its whole ``wait``."""
     port = free_port()
-    base = "http://127.0.0.1:{0}/api/v1".format(port)
+    root = "http://127.0.0.1:{0}".format(port)
+    base = root + "/api/v1"
     server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
                                "--port", str(port)], env=_environ(tmp_path),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                requests.get(base + "/version", timeout=1)
-                break
-            except requests.ConnectionError:
-                assert time.monotonic() < deadline and server.poll() is None, "nailgun-api did not start"
-                time.sleep(0.2)
+        _wait_until_it_answers(root, server)
         assert requests.post(base + "/config/components", json={"name": "c", "resource_definitions": []}).ok
         assert requests.post(base + "/config/environments", json={"components": ["c"], "hierarchy_levels": []}).ok
         answers = []
