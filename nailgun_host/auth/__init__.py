@@ -8,10 +8,21 @@ check: development on loopback only). The identity a request carries is an
 """
 import dataclasses
 import json
+import re
 
 #: where the middleware puts the request's Identity in the WSGI environ
 ENVIRON_KEY = "nailgun.identity"
 METHODS = ("none", "local", "keystone")
+#: Keystone's tokens (Fernet, JWS, UUID) and this server's are printable ASCII without spaces, Fernet's
+#: about 200 characters and JWS's under 1000; the web server in front of Keystone refuses a header of 8 K
+_TOKEN = re.compile(r"[\x21-\x7e]{1,4096}")
+
+
+def plausible_token(token):
+    """Whether ``token`` could be a token at all. Anything else is refused (401) without asking Keystone:
+    it answers 400 to a token with control or non-ASCII characters, which keystonemiddleware takes for
+    an outage (503), and keystoneauth1 cannot even send some (500)."""
+    return bool(_TOKEN.fullmatch(token))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,7 +11,7 @@ import datetime
 import json
 import re
 
-from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, json_response
+from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, json_response, plausible_token
 
 TOKENS_PATH = re.compile(r"/keystone/v2\.0/tokens/?")  # matched whole (fullmatch)
 MAX_BODY = 64 * 1024
@@ -84,6 +84,8 @@ class TokenIssuer:
 
     def _issue(self, kind, user, password, tenant, tenant_id):
         keystone, users = self.middleware.keystone, self.middleware.local_users
+        if kind == "token" and not plausible_token(user):
+            raise AuthenticationFailed("the token is invalid or expired")
         if keystone:
             if kind == "token":
                 identity, access = keystone.check_token(user, tenant, tenant_id)

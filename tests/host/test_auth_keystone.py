@@ -5,6 +5,9 @@ tokens, Keystone down, HTTPS) are in tests/host/test_auth_server.py.
 """
 import pytest
 import webtest
+from hypothesis import HealthCheck, example, given
+from hypothesis import settings as settings_profile
+from hypothesis import strategies as st
 
 from nailgun_host import policy
 from nailgun_host.app import build_wsgi
@@ -116,3 +119,23 @@ def test_fuel2_re_login_names_the_tenant_by_id(keystone_app):
 def test_oversized_tokens_are_refused_without_asking_keystone(keystone_app):
     answer = keystone_app.get("/api/v1/clusters/", headers={"X-Auth-Token": "A" * 70000}, status=401)
     assert answer.json["message"] == "Authentication required: the token is invalid or expired"
+
+
+#: what a WSGI server hands over as a header's value: latin-1 text, control characters included
+TOKEN_TEXT = st.text(st.characters(min_codepoint=1, max_codepoint=255, blacklist_characters="\r\n"), min_size=1,
+                     max_size=300)
+
+
+@settings_profile(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(token=TOKEN_TEXT, login_token=st.text(min_size=1, max_size=300))
+@example(token="a\x01b", login_token="a\nb")
+@example(token="a\x7fb", login_token="\u2603")
+@example(token="A" * 4096, login_token="A" * 4097)
+def test_no_token_a_client_makes_up_is_a_keystone_outage_or_breaks_the_server(keystone_app, token, login_token):
+    """A token Keystone could never have issued is the client's mistake (401), never a 503 that
+    blames Keystone nor a 500: the middleware and fuel2's re-login both."""
+    answer = keystone_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, expect_errors=True)
+    assert answer.status_int == 401 and answer.json["errors"] == [], (token, answer)
+    login = {"auth": {"token": {"id": login_token}, "tenantName": "admin"}}
+    answer = keystone_app.post_json("/keystone/v2.0/tokens", login, expect_errors=True)
+    assert answer.status_int in (400, 401) and "message" in answer.json, (login_token, answer)
