@@ -99,6 +99,11 @@ class AuthMiddleware:
 
     def _keystone_token(self, environ, start_response):
         """Through ``auth_token``; its own refusals (401, 503) are given this API's JSON shape."""
+        service = environ.get("HTTP_X_SERVICE_TOKEN", "").strip()  # auth_token validates it too
+        if service and not plausible_token(service):
+            return self.unauthorized(start_response, "the service token is invalid or expired")
+        if service:
+            environ["HTTP_X_SERVICE_TOKEN"] = service
         refused = []
 
         def start(status, headers, exc_info=None):

@@ -139,3 +139,15 @@ def test_no_token_a_client_makes_up_is_a_keystone_outage_or_breaks_the_server(ke
     login = {"auth": {"token": {"id": login_token}, "tenantName": "admin"}}
     answer = keystone_app.post_json("/keystone/v2.0/tokens", login, expect_errors=True)
     assert answer.status_int in (400, 401) and "message" in answer.json, (login_token, answer)
+
+
+@settings_profile(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(service_token=TOKEN_TEXT)
+@example(service_token="a\x01b")
+@example(service_token="A" * 9000)
+def test_no_service_token_a_client_makes_up_is_a_keystone_outage(keystone_app, tokens, service_token):
+    """keystonemiddleware validates an ``X-Service-Token`` beside the user's token: one that cannot be a
+    token is the client's mistake (401), as in the user's."""
+    headers = dict(tokens["reader"], **{"X-Service-Token": service_token})
+    answer = keystone_app.get("/api/v1/clusters/", headers=headers, expect_errors=True)
+    assert answer.status_int == 401 and answer.json["errors"] == [], (service_token[:100], answer.status)
