@@ -36,6 +36,8 @@ class Identity:
     project_name: str = None
     project_domain: str = None
     authenticated: bool = True
+    #: keystone mode: the domain of the user (names are unique only within a domain)
+    user_domain: str = None
 
     def credentials(self):
         """What oslo.policy checks rules against."""

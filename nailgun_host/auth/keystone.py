@@ -6,6 +6,7 @@ when the token is valid. A user name and password (HTTP Basic, or fuel2's login 
 ``/keystone/v2.0/tokens``) are checked with a v3 password authentication scoped to a
 project. Keystone out of reach is ``AuthenticationUnavailable`` (503), never a pass.
 """
+import dataclasses
 import logging
 
 import keystoneauth1.exceptions as ksa_exceptions
@@ -24,7 +25,7 @@ UNREACHABLE = (ksa_exceptions.ConnectionError, ksa_exceptions.DiscoveryFailure,
 def _identity_from_access(access):
     return Identity(access.username, tuple(access.role_names), user_id=access.user_id,
                     project_id=access.project_id, project_name=access.project_name,
-                    project_domain=access.project_domain_name)
+                    project_domain=access.project_domain_name, user_domain=access.user_domain_name)
 
 
 def identity_from_environ(environ):
@@ -33,7 +34,8 @@ def identity_from_environ(environ):
     return Identity(environ.get("HTTP_X_USER_NAME") or environ.get("HTTP_X_USER_ID"), tuple(roles),
                     user_id=environ.get("HTTP_X_USER_ID"), project_id=environ.get("HTTP_X_PROJECT_ID"),
                     project_name=environ.get("HTTP_X_PROJECT_NAME"),
-                    project_domain=environ.get("HTTP_X_PROJECT_DOMAIN_NAME"))
+                    project_domain=environ.get("HTTP_X_PROJECT_DOMAIN_NAME"),
+                    user_domain=environ.get("HTTP_X_USER_DOMAIN_NAME"))
 
 
 class Keystone:
@@ -51,11 +53,19 @@ class Keystone:
         self.verify = options.get("cafile") or True
 
     def check_project(self, identity):
-        """AuthenticationFailed unless ``identity``'s roles were given in a project this API accepts."""
+        """``identity`` as this API knows it; AuthenticationFailed unless its roles were given in a project
+        this API accepts.
+
+        A user of another domain than ``user_domain_name`` is named ``name@domain``: Keystone's names are
+        unique only within a domain, and the name is what records an author and owns a session.
+        """
         if identity.project_name not in self.projects or (identity.project_domain or "").lower() != \
                 self.domain.lower():
             raise AuthenticationFailed("tokens scoped to project {0!r} carry no rights here; scope them to {1}".format(
                 identity.project_name, " or ".join(self.projects)))
+        home = self.options.get("user_domain_name", "Default")
+        if identity.user_domain and identity.user_domain.lower() != home.lower():
+            identity = dataclasses.replace(identity, name="{0}@{1}".format(identity.name, identity.user_domain))
         return identity
 
     def token_filter(self, app):

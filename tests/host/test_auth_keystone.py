@@ -3,7 +3,10 @@
 The local-mode twin is tests/host/test_auth.py; the process-level checks (expired and revoked
 tokens, Keystone down, HTTPS) are in tests/host/test_auth_server.py.
 """
+import uuid
+
 import pytest
+import requests
 import webtest
 from hypothesis import HealthCheck, example, given
 from hypothesis import settings as settings_profile
@@ -151,3 +154,44 @@ def test_no_service_token_a_client_makes_up_is_a_keystone_outage(keystone_app, t
     headers = dict(tokens["reader"], **{"X-Service-Token": service_token})
     answer = keystone_app.get("/api/v1/clusters/", headers=headers, expect_errors=True)
     assert answer.status_int == 401 and answer.json["errors"] == [], (service_token[:100], answer.status)
+
+
+def _user_in_another_domain(keystone, name, password):
+    """``name`` again, in a domain of its own, a member of project admin (of the Default domain)."""
+    admin = {"X-Auth-Token": keystone.token("admin")}
+
+    def call(method, path, body=None):
+        answer = requests.request(method, keystone.auth_url + path, json=body, headers=admin, timeout=30)
+        answer.raise_for_status()
+        return answer.json() if answer.content else None
+
+    domain = "elsewhere-" + uuid.uuid4().hex[:8]
+    domain_id = call("POST", "/domains", {"domain": {"name": domain}})["domain"]["id"]
+    user_id = call("POST", "/users", {"user": {"name": name, "domain_id": domain_id, "password": password}})["user"]["id"]
+    project_id = call("GET", "/projects?name=admin&domain_id=default")["projects"][0]["id"]
+    role_id = call("GET", "/roles?name=member")["roles"][0]["id"]
+    call("PUT", "/projects/{0}/users/{1}/roles/{2}".format(project_id, user_id, role_id))
+    body = {"auth": {"identity": {"methods": ["password"], "password": {
+        "user": {"name": name, "domain": {"name": domain}, "password": password}}},
+        "scope": {"project": {"name": "admin", "domain": {"name": "Default"}}}}}
+    answer = requests.post(keystone.auth_url + "/auth/tokens", json=body, timeout=30)
+    answer.raise_for_status()
+    return domain, {"X-Auth-Token": answer.headers["X-Subject-Token"]}
+
+
+def test_a_namesake_from_another_domain_is_not_the_same_identity(keystone_app, keystone, tokens):
+    """Keystone's user names are unique only within a domain; the name is what records an author and
+    owns a session, so a member named ``member`` in another domain is ``member@<domain>``, not ``member``."""
+    domain, namesake = _user_in_another_domain(keystone, "member", "namesake-pw")
+    member = tokens["member"]
+    values = config_values_url(keystone_app, member)
+    keystone_app.put_json(values, {"a": 1}, headers=member, status=204)
+    keystone_app.put_json(values, {"a": 2}, headers=namesake, status=204)
+    history = keystone_app.get(values + "/history", headers=tokens["reader"]).json
+    authors = [entry["author"] for entry in sorted(history, key=lambda entry: entry["version"])]
+    assert authors == ["member", "member@" + domain]
+    environment = values.split("/")[5]
+    opened = keystone_app.post_json("/api/v1/config/environments/{0}/configure".format(environment), {},
+                                    headers=member).json
+    keystone_app.get("/api/v1/config/environments/{0}/sessions/{1}/".format(environment, opened["id"]),
+                     headers=namesake, status=403)
