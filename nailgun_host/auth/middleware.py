@@ -17,8 +17,9 @@ from nailgun_host.auth import (ANONYMOUS, ENVIRON_KEY, AuthenticationFailed, Aut
 LOG = logging.getLogger(__name__)
 PUBLIC_PATH = re.compile(r"/api(/v1)?/(version|health)/?")  # matched whole (fullmatch)
 #: headers only the middleware may set; a client's are dropped before anything reads them
-_IDENTITY_HEADERS = ("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP_X_PROJECT_ID",
-                     "HTTP_X_PROJECT_NAME", "HTTP_X_IDENTITY_STATUS", "REMOTE_USER")
+_IDENTITY_HEADERS = ("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP_X_USER_DOMAIN_NAME",
+                     "HTTP_X_PROJECT_ID", "HTTP_X_PROJECT_NAME", "HTTP_X_PROJECT_DOMAIN_NAME",
+                     "HTTP_X_IDENTITY_STATUS", "REMOTE_USER")
 
 
 def decode_basic(header):

@@ -187,9 +187,11 @@ def test_a_namesake_from_another_domain_is_not_the_same_identity(keystone_app, k
     values = config_values_url(keystone_app, member)
     keystone_app.put_json(values, {"a": 1}, headers=member, status=204)
     keystone_app.put_json(values, {"a": 2}, headers=namesake, status=204)
+    forged = dict(member, **{"X-User-Domain-Name": domain, "X-User-Name": "admin"})  # only Keystone's count
+    keystone_app.put_json(values, {"a": 3}, headers=forged, status=204)
     history = keystone_app.get(values + "/history", headers=tokens["reader"]).json
     authors = [entry["author"] for entry in sorted(history, key=lambda entry: entry["version"])]
-    assert authors == ["member", "member@" + domain]
+    assert authors == ["member", "member@" + domain, "member"]
     environment = values.split("/")[5]
     opened = keystone_app.post_json("/api/v1/config/environments/{0}/configure".format(environment), {},
                                     headers=member).json
