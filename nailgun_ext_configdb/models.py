@@ -35,12 +35,22 @@ class Component(Base):
 
 
 class ResourceDefinition(Base):
-    """A data source; ``content`` is free JSON whose ``schema`` key, if any, validates values."""
+    """One version of a data source; ``content`` is free JSON whose ``schema`` key, if any, validates values.
+
+    The versions of one data source share a ``lineage_id`` (the id of its first version, which its
+    documents and pins refer to) and its name and component. A version's content never changes;
+    a deleted version stays as a tombstone (``deleted_at``) so that its number is never given again,
+    which ``UNIQUE(lineage_id, version)`` guarantees even to concurrent writers, as the unique index
+    on the first versions' names does for two creations of one new name.
+    """
 
     __tablename__ = PREFIX + "resource_definitions"
     __table_args__ = (
-        sa.UniqueConstraint("component_id", "name"),
+        sa.UniqueConstraint("lineage_id", "version", name=PREFIX + "resource_definitions_lineage_version"),
+        sa.Index(PREFIX + "resource_definitions_first_names", "component_id", "name", unique=True,
+                 sqlite_where=sa.text("version = 1"), postgresql_where=sa.text("version = 1")),
         sa.Index(PREFIX + "resource_definitions_component_id", "component_id"),
+        sa.Index(PREFIX + "resource_definitions_name", "name"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -48,6 +58,11 @@ class ResourceDefinition(Base):
     component_id: Mapped[int] = mapped_column(
         sa.ForeignKey(PREFIX + "components.id", ondelete="CASCADE"))
     content: Mapped[dict | list | None] = mapped_column(JSONType)
+    #: the id of the first version (set right after it is inserted)
+    lineage_id: Mapped[int | None] = mapped_column()
+    version: Mapped[int] = mapped_column(default=1, server_default="1")
+    created_at: Mapped[datetime.datetime | None] = mapped_column(default=_now)
+    deleted_at: Mapped[datetime.datetime | None] = mapped_column()
 
     component: Mapped[Component] = orm.relationship(back_populates="resource_definitions")
 
@@ -72,6 +87,8 @@ class Environment(Base):
 
     component_links: Mapped[list["EnvironmentComponent"]] = orm.relationship(
         order_by="EnvironmentComponent.position", cascade="all, delete-orphan", passive_deletes=True)
+    pins: Mapped[list["EnvironmentPin"]] = orm.relationship(
+        cascade="all, delete-orphan", passive_deletes=True, viewonly=True)
 
 
 class EnvironmentComponent(Base):
@@ -83,6 +100,24 @@ class EnvironmentComponent(Base):
     component_id: Mapped[int] = mapped_column(
         sa.ForeignKey(PREFIX + "components.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(default=0)
+
+
+class EnvironmentPin(Base):
+    """The version of a data source (``lineage_id``) an environment uses: its values validate against it.
+
+    Written when the environment starts using the data source (created, a component added, a first
+    version created in a component it uses) and moved only by an explicit request (``objects.pins``).
+    """
+
+    __tablename__ = PREFIX + "environment_pins"
+
+    environment_id: Mapped[int] = mapped_column(
+        sa.ForeignKey(PREFIX + "environments.id", ondelete="CASCADE"), primary_key=True)
+    lineage_id: Mapped[int] = mapped_column(primary_key=True)
+    definition_id: Mapped[int] = mapped_column(
+        sa.ForeignKey(PREFIX + "resource_definitions.id", ondelete="CASCADE"), index=True)
+
+    definition: Mapped[ResourceDefinition] = orm.relationship(lazy="joined", viewonly=True)
 
 
 class Document(Base):
@@ -159,3 +194,14 @@ class Change(Base):
     #: the configuration session whose deploy wrote it, if any
     session_id: Mapped[str | None] = mapped_column(sa.String(32))
     created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+
+
+def _latest_version():
+    other = orm.aliased(ResourceDefinition)
+    return (sa.select(sa.func.max(other.version))
+            .where(other.lineage_id == ResourceDefinition.lineage_id, other.deleted_at.is_(None))
+            .scalar_subquery())
+
+
+#: the number of the newest live version of the definition's data source, loaded with it
+ResourceDefinition.latest_version = orm.column_property(_latest_version())

@@ -51,6 +51,15 @@ ENVIRONMENT_UPDATE = {
 
 ENVIRONMENT_CREATE = dict(ENVIRONMENT_UPDATE, required=["components", "hierarchy_levels"])
 
+#: moving an environment's pin: to a version number or the latest, checked first or forced
+PIN = {
+    "type": "object",
+    "properties": {"version": {"anyOf": [ID, {"enum": ["latest"]}]}, "force": {"type": "boolean"},
+                   "dry_run": {"type": "boolean"}},
+    "required": ["version"],
+    "additionalProperties": False,
+}
+
 #: a values or overrides document: any JSON object
 DOCUMENT = {"type": "object"}
 

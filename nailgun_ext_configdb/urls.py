@@ -5,7 +5,8 @@ environment level), its resource (an id, or a name that may hold ``/``) and its 
 routes (``api.sessions``) follow the environment's URL.
 """
 from nailgun_host.api.base import route
-from nailgun_ext_configdb.api import changes, components, documents, environments, resource_definitions, sessions
+from nailgun_ext_configdb.api import changes, components, documents, environments, pins, resource_definitions
+from nailgun_ext_configdb.api import sessions
 
 DOCUMENT = "/config/environments/<environment_id>/<levels>resources/<resource>/<kind>"
 DOCUMENT_PATTERNS = {"levels": "(?:[^/]+/[^/]+/)*?", "resource": ".+?", "kind": "values|overrides|override"}
@@ -19,6 +20,8 @@ URLS = [
     route("/config/environments", environments.ConfigEnvironmentCollectionHandler),
     route("/config/environments/<environment_id>", environments.ConfigEnvironmentHandler),
     route("/config/environments/<environment_id>/changes", changes.ConfigChangesHandler),
+    route("/config/environments/<environment_id>/pins", pins.ConfigPinsHandler),
+    route("/config/environments/<environment_id>/pins/<resource>", pins.ConfigPinHandler, resource=".+"),
     route(DOCUMENT + "/keys/<operation>", documents.ConfigDocumentKeysHandler, operation="set|delete",
           **DOCUMENT_PATTERNS),
     route(DOCUMENT + "/history", documents.ConfigDocumentHistoryHandler, **DOCUMENT_PATTERNS),

@@ -1,29 +1,57 @@
-"""Handlers of /config/resource_definitions."""
-from nailgun_host.api.base import authorize_changing_secrets, id_param
+"""Handlers of /config/resource_definitions: versioned definitions (``objects.resource_definition``).
+
+``?name=``, ``?version=`` (with a name: 404 when there is no such version) and ``?only_latest=``
+select versions; every answer says a definition's ``version`` and whether it is the ``latest``.
+"""
+from nailgun_host import errors
+from nailgun_host.api.base import authorize_changing_secrets, flag_param, id_param, query, set_status
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigCollectionHandler, ConfigItemHandler
 from nailgun_ext_configdb.objects import resource_definition
 
 
-def authorize_content_change(resource, data):
-    """403 naming ``nailgun:change_secrets`` unless the identity may change ``resource``'s content, if
+def authorize_content_change(definition, data):
+    """403 naming ``nailgun:change_secrets`` unless the identity may change ``definition``'s content, if
     ``data`` changes it: its schema says what is secret (removing a marker would show the stored
     values in clear) and constrains the secret values (a new ``pattern`` would tell whether a guess fits).
-    Creating a definition needs ``nailgun:write`` only: no value is stored for it yet."""
-    if "content" in data and resource_definition.content_changes(resource, data["content"]):
+    Creating a first version needs ``nailgun:write`` only: no value is stored for it yet."""
+    if "content" in data and resource_definition.content_changes(definition, data["content"]):
         authorize_changing_secrets()
 
 
+def _name_param():
+    name = query().get("name")
+    if name is not None and not (0 < len(name) <= 255 and "\x00" not in name):
+        raise errors.InvalidData("The query parameter name must be a resource name (1 to 255 characters)")
+    return name
+
+
 class ConfigResourceDefinitionCollectionHandler(ConfigCollectionHandler):
+    """Creating a definition whose name its component has makes the next version (which, like new
+    content, also needs ``nailgun:change_secrets``)."""
+
     objects = resource_definition
     create_schema = schemas.RESOURCE_CREATE
 
     def filters(self):
-        return {"component_id": id_param("component_id")}
+        found = {"component_id": id_param("component_id"), "name": _name_param(), "version": id_param("version"),
+                 "only_latest": flag_param("only_latest")}
+        if found["version"] is not None and found["name"] is None:
+            raise errors.InvalidData("The query parameter version selects a version of a name: give name too")
+        return found
+
+    def POST(self):
+        data = self.body()
+        if resource_definition.is_new_version(data):
+            authorize_changing_secrets()
+        created = self.objects.create(data)
+        set_status(201)
+        return self.objects.to_dict(created)
 
 
 class ConfigResourceDefinitionHandler(ConfigItemHandler):
-    """A resource definition; changing its content also needs ``nailgun:change_secrets``."""
+    """One version. New content makes a new version (answered, 200); renaming or moving renames or moves
+    every version; DELETE deletes this version (409 while an environment uses it and others live)."""
 
     objects = resource_definition
     update_schema = schemas.RESOURCE_UPDATE

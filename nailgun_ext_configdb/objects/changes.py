@@ -13,7 +13,7 @@ from nailgun_host.settings import DEFAULTS, settings
 from nailgun_ext_configdb.models import Change, Document, Environment, ResourceDefinition
 from nailgun_ext_configdb.objects import levels
 
-WRITE, DELETE = "write", "delete"
+WRITE, DELETE, PIN = "write", "delete", "pin"
 #: most entries one answer holds (``?limit=``), and how many it holds when not told
 MAX_LIMIT, DEFAULT_LIMIT = 5000, 500
 
@@ -51,6 +51,15 @@ def written(environment, document, author, session_id=None):
         environment_id=environment.id, revision=document.revision, document_id=document.id,
         resource_definition_id=document.resource_definition_id, level_path=document.level_path,
         kind=document.kind, change=WRITE, version=document.version, author=author, session_id=session_id)])
+
+
+def pinned(environment, lineage_id, version, author):
+    """Record that the environment now validates the values of a data source against its ``version``
+    (at the environment's current revision, which the move bumped)."""
+    _record(environment.id, [Change(
+        environment_id=environment.id, revision=environment.revision, document_id=None,
+        resource_definition_id=lineage_id, level_path="", kind="values", change=PIN, version=version,
+        author=author)])
 
 
 def deleted(environment_id, level_paths, author=None, session_id=None):

@@ -14,7 +14,8 @@ from nailgun_ext_configdb.objects import resource_definition
 
 def to_dict(component):
     return {"id": component.id, "name": component.name,
-            "resource_definitions": [resource_definition.to_dict(r) for r in component.resource_definitions]}
+            "resource_definitions": [resource_definition.to_dict(r) for r in component.resource_definitions
+                                     if r.deleted_at is None and r.version == r.latest_version]}
 
 
 def list_all():
@@ -32,7 +33,16 @@ def check_name_free(name, component_id=None):
         raise errors.AlreadyExists("Component with name {0} already exists".format(name))
 
 
+def _check_listed_once(items):
+    """409 when a body lists one definition name twice: a component has one data source of a name."""
+    names = [item["name"] for item in items if "name" in item and "id" not in item]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise errors.Conflict("Resource definition {0} is listed more than once".format(repeated[0]))
+
+
 def create(data):
+    _check_listed_once(data.get("resource_definitions", []))
     check_name_free(data["name"])
     component = Component(name=data["name"])
     db.add(component)
@@ -48,6 +58,7 @@ def update(component, data):
 
     Definitions not listed stay (tuning-box deleted them); DELETE one to remove it.
     """
+    _check_listed_once(data.get("resource_definitions", []))
     if "name" in data and data["name"] != component.name:
         check_name_free(data["name"], component.id)
         component.name = data["name"]

@@ -16,9 +16,9 @@ from nailgun_host import errors
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster
 from nailgun_host.objects import config_session
-from nailgun_host.validation import MAX_ID, parse_id
-from nailgun_ext_configdb.objects import document, levels, resource_definition
-from nailgun_ext_configdb.models import Component, Environment, EnvironmentComponent, ResourceDefinition
+from nailgun_host.validation import MAX_ID
+from nailgun_ext_configdb.objects import document, levels, pins, resource_definition
+from nailgun_ext_configdb.models import Component, Environment, EnvironmentComponent
 
 
 def to_dict(environment):
@@ -26,11 +26,13 @@ def to_dict(environment):
             "components": [link.component_id for link in environment.component_links],
             "hierarchy_levels": list(environment.hierarchy_levels),
             "revision": environment.revision,
-            "linked": environment.linked}
+            "linked": environment.linked,
+            "pins": pins.to_list(environment)}
 
 
 def list_all():
-    return db.scalars(sa.select(Environment).options(orm.selectinload(Environment.component_links))
+    return db.scalars(sa.select(Environment).options(orm.selectinload(Environment.component_links),
+                                                     orm.selectinload(Environment.pins))
                       .order_by(Environment.id)).all()
 
 
@@ -65,6 +67,7 @@ def _set_components(environment, refs):
         for position, component_id in enumerate(_component_ids(refs))]
     db.flush()
     resource_definition.check_unique_names(environment_ids=[environment.id])
+    pins.pin_components(environment)
 
 
 #: id-less creations retried past ids that concurrent creations took
@@ -147,22 +150,9 @@ def update(environment, data):
 
 
 def resource(environment, ref):
-    """The data source ``ref`` (an id or a name) among the environment's components."""
-    query = (sa.select(ResourceDefinition)
-             .join(EnvironmentComponent, EnvironmentComponent.component_id == ResourceDefinition.component_id)
-             .where(EnvironmentComponent.environment_id == environment.id))
-    if parse_id(ref) is not None:
-        query = query.where(ResourceDefinition.id == parse_id(ref))
-    else:
-        query = query.where(ResourceDefinition.name == ref)
-    found = db.scalars(query.limit(2)).all()
-    if not found:
-        raise errors.ObjectNotFound("Data source {0} is not supported in environment {1}".format(
-            ref, environment.id))
-    if len(found) > 1:
-        raise errors.Conflict("Data source {0} is defined by more than one component of environment {1}".format(
-            ref, environment.id))
-    return found[0]
+    """The data source ``ref`` (an id or a name) among the environment's components, at the version the
+    environment is pinned to (a ``resource_definition.Resource``)."""
+    return pins.resolve(environment, ref)
 
 
 def scope(environment):

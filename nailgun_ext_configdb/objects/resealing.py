@@ -16,13 +16,18 @@ from nailgun_ext_configdb.objects import secrets, value_schema
 _DEFINITION = "resource_definition_id"
 
 
-def reseal_documents(definitions=None, dry_run=False, commit=True):
-    """Reseal the documents and versions of ``definitions`` (every one when None) with their schemas;
-    ``{"table.column": values changed}``."""
-    every = definitions is None
-    if every:
-        definitions = db.scalars(sa.select(ResourceDefinition)).all()
-    classifiers = {d.id: secrets.classifier(value_schema.schema_of(d.content)) for d in definitions}
+def reseal_documents(lineages=None, dry_run=False, commit=True):
+    """Reseal the documents and versions of the data sources ``lineages`` (every one when None) with what
+    their live versions' schemas make secret; ``{"table.column": values changed}``."""
+    every = lineages is None
+    statement = sa.select(ResourceDefinition.lineage_id, ResourceDefinition.content).where(
+        ResourceDefinition.deleted_at.is_(None))
+    if not every:
+        statement = statement.where(ResourceDefinition.lineage_id.in_(lineages))
+    schemas = {}
+    for lineage_id, content in db.execute(statement):
+        schemas.setdefault(lineage_id, []).append(value_schema.schema_of(content))
+    classifiers = {lineage_id: secrets.classifier(found) for lineage_id, found in schemas.items()}
     documents = sa.select(Document.id)
     if not every:
         documents = documents.where(Document.resource_definition_id.in_(sorted(classifiers)))

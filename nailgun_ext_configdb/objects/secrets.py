@@ -7,18 +7,25 @@ override the same keys. Everything here works on JSON pointers (RFC 6901) to lea
 """
 from nailgun_host import secrets
 from nailgun_host.secrets import classify, masking, pointers, sealing
-from nailgun_ext_configdb.objects import value_schema
 
 
 def of(resource, document):
-    """The secret pointers of a values or overrides ``document`` of ``resource``."""
-    return classifier(value_schema.schema_of(resource.content))(document)
+    """The secret pointers of a values or overrides ``document`` of ``resource`` (an
+    ``resource_definition.Resource``: what any of its live versions makes secret)."""
+    return classifier(resource.secret_schemas)(document)
 
 
-def classifier(schema):
-    """The secret pointers of a document of a resource whose definition has ``schema`` (None: no schema)."""
+def classifier(schemas):
+    """The secret pointers of a document of a data source whose live versions have ``schemas`` (None: no schema)."""
     patterns = secrets.patterns()
-    return lambda document: classify.secret_pointers(document, schema, patterns)
+    schemas = [schema for schema in schemas if isinstance(schema, dict)]
+
+    def pointers(document):
+        found = classify.by_name(document, patterns)
+        for schema in schemas:
+            found.update(classify.by_schema(document, schema))
+        return found
+    return pointers
 
 
 def seal(resource, document):

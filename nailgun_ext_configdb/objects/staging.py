@@ -21,7 +21,7 @@ from nailgun_host.db import db
 from nailgun_host.objects import config_session
 from nailgun_host.secrets import masking
 from nailgun_host.validation import check_storable
-from nailgun_ext_configdb.models import VALUES, DocumentVersion, Environment, ResourceDefinition
+from nailgun_ext_configdb.models import VALUES, DocumentVersion, Environment
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment as environment_obj
 from nailgun_ext_configdb.objects import json_values, levels, resource_definition, secrets
@@ -173,11 +173,10 @@ def _target(change):
     environment and resource None when gone or no longer addressable there (level or component gone)."""
     environment_id, resource_id, level_path, kind = _address(change)
     environment = db.get(Environment, environment_id)
-    resource = db.get(ResourceDefinition, resource_id)
-    if environment is None or resource is None:
+    if environment is None:
         return None, None, level_path, kind, None
     try:
-        environment_obj.resource(environment, str(resource_id))
+        resource = environment_obj.resource(environment, str(resource_id))
         levels.resolve(environment, level_path + "/" if level_path else "")
     except errors.NailgunError:
         return None, None, level_path, kind, None
@@ -239,7 +238,7 @@ def diff(change, masked):
     environment, resource, level_path, kind, document = _target(change)
     stored = document.data if document is not None else {}
     if resource is None:
-        resource = db.get(ResourceDefinition, _address(change)[1])
+        resource = resource_definition.lineage_resource(_address(change)[1])
     if resource is None:
         return [], False
     new = clear(resource, change.data, stored)

@@ -63,6 +63,10 @@ def run_env():
     engine = make_engine(cfg.get_main_option("sqlalchemy.url"))
     try:
         with engine.connect() as connection:
+            if connection.dialect.name == "sqlite":
+                # batch mode copies a table and drops the old one: with foreign keys on, the drop
+                # would cascade to every row referring to it (set outside a transaction, or it is a no-op)
+                connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
             _run_online(connection, version_table)
             connection.commit()
     finally:

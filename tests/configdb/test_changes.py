@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings as hypothesis_settings, stra
 from nailgun_host import notify
 from nailgun_host.db import db
 from nailgun_host.settings import settings
-from nailgun_ext_configdb.models import Change, Environment, ResourceDefinition
-from nailgun_ext_configdb.objects import changes as changes_obj, document as document_obj
+from nailgun_ext_configdb.models import Change, Environment
+from nailgun_ext_configdb.objects import changes as changes_obj, document as document_obj, resource_definition
 from tests.configdb.conftest import API
 
 
@@ -179,7 +179,7 @@ def test_any_parameter_is_a_feed_or_a_400(cdb, two, name, value):
 def test_a_rolled_back_write_leaves_no_entry_and_moves_no_revision(cdb, two, session):
     env_id, (a, _) = two
     environment = session.get(Environment, env_id)
-    document_obj.write(environment, session.get(ResourceDefinition, a), "", "values", {"x": 1}, "me")
+    document_obj.write(environment, resource_definition.lineage_resource(a), "", "values", {"x": 1}, "me")
     assert session.query(Change).count() == 1
     session.rollback()
     assert session.query(Change).count() == 0

@@ -80,7 +80,7 @@ def test_resource_definition_crud(cdb):
                              {"name": "override/configuration/node", "component_id": comp["id"],
                               "content": {"schema": {"type": "object"}}}, status=201).json
     assert body == {"id": body["id"], "name": "override/configuration/node", "component_id": comp["id"],
-                    "content": {"schema": {"type": "object"}}}
+                    "content": {"schema": {"type": "object"}}, "version": 1, "latest": True}
     url = API + "/resource_definitions/{0}".format(body["id"])
     assert cdb.app.get(url).json == body
     assert cdb.app.get(API + "/resource_definitions?component_id={0}".format(comp["id"])).json == [body]
@@ -88,9 +88,13 @@ def test_resource_definition_crud(cdb):
     changed = cdb.app.patch_json(url, {"name": "renamed", "component_id": other["id"]}).json
     assert (changed["name"], changed["component_id"], changed["content"]) == (
         "renamed", other["id"], {"schema": {"type": "object"}})
-    assert cdb.app.put_json(url, {"content": [1, 2]}).json["content"] == [1, 2]
+    # new content is a new version; the first stays as it was
+    second = cdb.app.put_json(url, {"content": [1, 2]}).json
+    assert (second["content"], second["version"], second["latest"], second["name"]) == ([1, 2], 2, True, "renamed")
+    assert cdb.app.get(url).json == dict(changed, latest=False)
     cdb.app.delete(url, status=204)
     cdb.app.get(url, status=404)
+    assert cdb.app.get(API + "/resource_definitions").json == [second]
 
 
 @pytest.mark.parametrize("body, status", [

@@ -10,7 +10,11 @@ def test_create_by_component_names_and_ids(cdb):
     b = cdb.component("b", ["r2"])
     body = cdb.environment(["b", a["id"]], levels=["rack", "nodes"])
     assert body == {"id": body["id"], "components": [b["id"], a["id"]], "hierarchy_levels": ["rack", "nodes"],
-                    "revision": 0, "linked": False}
+                    "revision": 0, "linked": False,
+                    "pins": [{"resource": "r1", "id": a["resource_definitions"][0]["id"], "version": 1,
+                              "latest_version": 1},
+                             {"resource": "r2", "id": b["resource_definitions"][0]["id"], "version": 1,
+                              "latest_version": 1}]}
     assert cdb.app.get(API + "/environments/{0}".format(body["id"])).json == body
     assert cdb.app.get("/api/config/environments").json == [body]
 

@@ -428,8 +428,15 @@ def test_values_that_become_secret_by_the_schema_are_sealed_in_every_stored_row_
     assert cdb.get("admin", kind="overrides", levels="nodes/1/").json == {"wifi": {"psk": "OvErRiDePsK"}}
     assert cdb.history() == history
     assert cdb.get("reader").json == {"wifi": {"psk": MASK}, "pin_code": MASK, "port": 3307}
-    # a marker taken away by an admin: the values stay sealed (they open on read)
-    cdb.app.put_json(DEFINITION.format(cdb.rid), {"content": {}}, headers=auth("admin"), status=200)
+    # a marker taken away by an admin in a newer version: still secret while a live version marks it
+    newest = cdb.app.put_json(DEFINITION.format(cdb.rid), {"content": {}}, headers=auth("admin"), status=200).json
+    assert cdb.get("reader").json == {"wifi": {"psk": MASK}, "pin_code": MASK, "port": 3307}
+    # the marking version deleted (the environment moved off it first): the values stay sealed, open on read
+    marking = cdb.app.get(API + "/resource_definitions?name={0}&version={1}".format(
+        newest["name"], newest["version"] - 1), headers=auth("admin")).json[0]
+    cdb.app.put_json(API + "/environments/1/pins/{0}".format(newest["name"]), {"version": "latest"},
+                     headers=auth("admin"))
+    cdb.app.delete(DEFINITION.format(marking["id"]), headers=auth("admin"), status=204)
     assert not any(value in row for row in raw_rows(session) for value in clear)
     assert cdb.get("reader").json == dict(PLAIN, port=3307)
 

@@ -150,6 +150,7 @@ def test_failing_last_document_leaves_everything(app, cdb, setup, migrated_db):
     # the definition changes after staging: the 20th document no longer validates
     strict = {"type": "object", "properties": {"workers": {"type": "integer", "maximum": 19}}}
     app.put_json(API + "/resource_definitions/{0}".format(rid), {"content": {"schema": strict}})
+    app.put_json(env_url(env_id) + "/pins/nova", {"version": "latest", "force": True})
     before = dump(migrated_db[0])
     failed = deploy(app, env_id, sid, status=400).json
     assert "/nodes/20/" in failed["message"]

@@ -73,6 +73,7 @@ def test_a_failure_in_the_last_document_leaves_the_database_as_it_was(app, cdb, 
     # the definition changes after staging: the last node's values no longer validate
     app.put_json("{0}/resource_definitions/{1}".format(API, resource),
                  {"content": {"schema": dict(SCHEMA, properties={"workers": {"type": "integer", "maximum": 19}})}})
+    app.put_json("{0}/environments/{1}/pins/nova".format(API, cluster_id), {"version": 2, "force": True})
     before = dump(migrated_db[0])
     failed = app.post("/api/v1/clusters/{0}/sessions/{1}/deploy".format(cluster_id, sid), status=400).json
     assert "/nodes/{0}/".format(nodes[-1]) in failed["message"]

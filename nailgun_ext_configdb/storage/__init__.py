@@ -1,0 +1,1 @@
+"""Where ConfigDB's definitions and documents are kept: the store's drivers."""
