@@ -84,11 +84,13 @@ class Environment(Base):
     revision: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
     linked: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    #: the storage driver's newest state of the environment (the git driver: its last commit)
+    storage_head: Mapped[str | None] = mapped_column(sa.String(64))
 
     component_links: Mapped[list["EnvironmentComponent"]] = orm.relationship(
         order_by="EnvironmentComponent.position", cascade="all, delete-orphan", passive_deletes=True)
-    pins: Mapped[list["EnvironmentPin"]] = orm.relationship(
-        cascade="all, delete-orphan", passive_deletes=True, viewonly=True)
+    #: written by ``objects.pins`` only
+    pins: Mapped[list["EnvironmentPin"]] = orm.relationship(viewonly=True)
 
 
 class EnvironmentComponent(Base):
@@ -143,8 +145,11 @@ class Document(Base):
     version: Mapped[int] = mapped_column(default=0)
     #: the environment revision of the current version
     revision: Mapped[int] = mapped_column(default=0)
-    #: sealed by ``objects.document.write`` (secret leaves as Fernet tokens), opened when read
+    #: sealed by ``objects.document.write`` (secret leaves as Fernet tokens), opened when read;
+    #: ``{}`` where the storage driver keeps the content elsewhere (``storage_ref``)
     data: Mapped[dict] = mapped_column(SealedJSON(), default=dict)
+    #: where the storage driver keeps the content, when not in ``data`` (the git driver: a blob)
+    storage_ref: Mapped[str | None] = mapped_column(sa.String(64))
 
 
 class DocumentVersion(Base):
@@ -162,6 +167,7 @@ class DocumentVersion(Base):
     version: Mapped[int]
     revision: Mapped[int]
     data: Mapped[dict] = mapped_column(SealedJSON())
+    storage_ref: Mapped[str | None] = mapped_column(sa.String(64))
     author: Mapped[str] = mapped_column(sa.String(255))
     changed_keys: Mapped[list] = mapped_column(default=list)
     created_at: Mapped[datetime.datetime] = mapped_column(default=_now)

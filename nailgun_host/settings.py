@@ -27,7 +27,10 @@ DEFAULTS = {
     "FEATURE_GROUPS": [],
     "CLUSTER_UPGRADE": {"transformations": {}},
     # versions kept per document, change-feed entries kept per environment (whole revisions); 0 keeps all
-    "CONFIGDB": {"max_versions": 100, "max_changes": 10000},
+    # storage: the ConfigDB storage driver (sql or git, README "Storage drivers"); git_root: the git driver's
+    # repositories (NAILGUN_CONFIGDB_STORAGE and NAILGUN_CONFIGDB_GIT_ROOT override both)
+    "CONFIGDB": {"max_versions": 100, "max_changes": 10000, "storage": "sql",
+                 "git_root": "/var/lib/nailgun/configdb-git"},
     # configuration sessions (seeds 000/001): README "Sessions"; nailgun_host.objects.config_session
     "SESSIONS": {
         "ttl": 86400,  # seconds a session stays open after its last staging write
@@ -105,6 +108,12 @@ def _check_auth(auth):
         raise ValueError("AUTH.method keystone needs AUTH.keystone.auth_url")
 
 
+def _check_configdb(configdb):
+    for key in ("storage", "git_root"):
+        if not (isinstance(configdb.get(key), str) and configdb[key]):
+            raise ValueError("CONFIGDB.{0} must be a non-empty string, not {1!r}".format(key, configdb.get(key)))
+
+
 def _check_secrets(secrets):
     _unknown_keys(secrets, DEFAULTS["SECRETS"], "SECRETS.")
     patterns = secrets.get("patterns")
@@ -154,7 +163,11 @@ class Settings(dict):
             self["DATABASE_URL"] = os.environ["NAILGUN_DB_URL"]
         if os.environ.get("NAILGUN_KEY_REPOSITORY"):
             self["SECRETS"]["key_repository"] = os.environ["NAILGUN_KEY_REPOSITORY"]
+        for variable, key in (("NAILGUN_CONFIGDB_STORAGE", "storage"), ("NAILGUN_CONFIGDB_GIT_ROOT", "git_root")):
+            if os.environ.get(variable):
+                self["CONFIGDB"][key] = os.environ[variable]
         self.update(_merged(self, overrides or {}))
+        _check_configdb(self["CONFIGDB"])
         _check_auth(self["AUTH"])
         _check_secrets(self["SECRETS"])
         for name in CHECKED_SECTIONS:

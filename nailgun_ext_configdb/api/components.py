@@ -1,4 +1,5 @@
 """Handlers of /config/components."""
+from nailgun_host.api.base import authorize_changing_secrets
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigCollectionHandler, ConfigItemHandler
 from nailgun_ext_configdb.api.resource_definitions import authorize_content_change
@@ -11,7 +12,8 @@ class ConfigComponentCollectionHandler(ConfigCollectionHandler):
 
 
 class ConfigComponentHandler(ConfigItemHandler):
-    """A component; changing the content of one of its listed definitions also needs ``nailgun:change_secrets``."""
+    """A component; changing the content of one of its listed definitions, or listing a new version of one
+    by name, also needs ``nailgun:change_secrets``."""
 
     objects = component
     update_schema = schemas.COMPONENT_UPDATE
@@ -22,6 +24,8 @@ class ConfigComponentHandler(ConfigItemHandler):
         for item in data.get("resource_definitions", []):
             if "id" in item:
                 authorize_content_change(resource_definition.get(item["id"]), item)
+            elif resource_definition.is_new_version(dict(item, component_id=found.id)):
+                authorize_changing_secrets()
         return self.objects.to_dict(self.objects.update(found, data))
 
     PATCH = PUT

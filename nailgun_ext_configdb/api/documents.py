@@ -257,7 +257,7 @@ class ConfigDocumentDiffHandler(ConfigHandler):
         document = target.document(with_data=False)
         old = document_obj.version(document, id_param("from", required=True)).data
         to = id_param("to")
-        new = document_obj.version(document, to).data if to is not None else document.data
+        new = document_obj.version(document, to if to is not None else document.version).data
         patch = json_values.diff(old, new)
         if not sees_secrets():
             secret = secrets.of(target.resource, old) | secrets.of(target.resource, new)

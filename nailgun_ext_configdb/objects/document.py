@@ -14,6 +14,7 @@ from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.settings import DEFAULTS, settings
 from nailgun_host.validation import check_storable
+from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import Document, DocumentVersion
 from nailgun_ext_configdb.objects import changes, secrets
 from nailgun_ext_configdb.objects.json_values import json_equal, stored_form
@@ -21,21 +22,34 @@ from nailgun_ext_configdb.objects.json_values import json_equal, stored_form
 MAX_CHANGED_KEYS = 100
 
 
+def _filled(environment_id, rows):
+    """``rows`` (documents or versions) with their clear content, from wherever the storage driver keeps it."""
+    storage.driver().fill(environment_id, [row for row in rows if row is not None])
+    return rows
+
+
 def find(environment_id, resource_id, level_path, kind, with_data=True):
     """The stored document, or None; ``with_data=False`` leaves its content unloaded (history, diff)."""
     statement = sa.select(Document).filter_by(
         environment_id=environment_id, resource_definition_id=resource_id, level_path=level_path, kind=kind)
     if not with_data:
-        statement = statement.options(orm.defer(Document.data))
-    return db.scalars(statement).first()
+        return db.scalars(statement.options(orm.defer(Document.data, raiseload=True))).first()
+    return _filled(environment_id, [db.scalars(statement).first()])[0]
 
 
 def chain(environment_id, resource_id, level_paths):
     """The stored documents of a resource at any of ``level_paths``, in one query."""
-    return db.scalars(sa.select(Document).where(
+    return _filled(environment_id, db.scalars(sa.select(Document).where(
         Document.environment_id == environment_id,
         Document.resource_definition_id == resource_id,
-        Document.level_path.in_(level_paths))).all()
+        Document.level_path.in_(level_paths))).all())
+
+
+def of_kind(environment_id, resource_id, kind):
+    """Every stored document of ``kind`` of a resource in the environment, by level path."""
+    return _filled(environment_id, db.scalars(sa.select(Document).filter_by(
+        environment_id=environment_id, resource_definition_id=resource_id, kind=kind)
+        .order_by(Document.level_path)).all())
 
 
 def heads(environment_id, resource_id, level_paths):
@@ -57,10 +71,10 @@ def data_as_of(documents, revision):
     latest = (sa.select(DocumentVersion.document_id, sa.func.max(DocumentVersion.version).label("version"))
               .where(DocumentVersion.document_id.in_(ids), DocumentVersion.revision <= revision)
               .group_by(DocumentVersion.document_id).subquery())
-    rows = db.execute(sa.select(DocumentVersion.document_id, DocumentVersion.data).join(
+    rows = db.scalars(sa.select(DocumentVersion).join(
         latest, sa.and_(DocumentVersion.document_id == latest.c.document_id,
-                        DocumentVersion.version == latest.c.version)))
-    return dict(rows.all())
+                        DocumentVersion.version == latest.c.version))).all()
+    return {row.document_id: row.data for row in _filled(documents[0].environment_id, rows)}
 
 
 def version(document, number):
@@ -72,7 +86,7 @@ def version(document, number):
         raise errors.ObjectNotFound(
             "Cannot find a given version {0} of data for the given environment, level and data source".format(
                 number))
-    return found
+    return _filled(document.environment_id, [found])[0]
 
 
 #: what a history entry shows: every column but ``data``, which history never loads
@@ -145,14 +159,13 @@ def write(environment, resource, level_path, kind, data, author, document=None, 
     environment.revision = revision = environment.revision + 1 if revision is None else revision
     document.revision = revision
     document.version += 1
-    sealed = secrets.seal(resource, data)
-    document.data = sealed
+    stored = DocumentVersion(version=document.version, revision=revision, author=author,
+                             changed_keys=changed_keys(old, data))
+    storage.driver().write(environment, resource, document, stored, secrets.seal(resource, data), author)
     # SQLAlchemy compares JSON with ==, which would skip the UPDATE when only a type changed
     orm.attributes.flag_modified(document, "data")
     db.flush()
-    stored = DocumentVersion(document_id=document.id, version=document.version,
-                             revision=revision, data=sealed, author=author,
-                             changed_keys=changed_keys(old, data))
+    stored.document_id = document.id
     db.add(stored)
     db.flush()
     for written in (document, stored):  # stored sealed, seen clear by the rest of the request
@@ -166,12 +179,24 @@ def write(environment, resource, level_path, kind, data, author, document=None, 
     return stored
 
 
-def delete_at(environment_id, level_paths):
+def delete_at(environment_id, level_paths, author=None):
     """Remove every document stored at one of ``level_paths`` (their versions go with them)."""
     if level_paths:
         changes.deleted(environment_id, level_paths)
-        db.execute(sa.delete(Document).where(
-            Document.environment_id == environment_id, Document.level_path.in_(level_paths)))
+        _delete(environment_id, Document.level_path.in_(level_paths), author)
+
+
+def delete_resource(lineage_id):
+    """Remove every document of a data source, in every environment (it has no live definition left)."""
+    for environment_id in db.scalars(sa.select(Document.environment_id).distinct()
+                                     .where(Document.resource_definition_id == lineage_id)).all():
+        _delete(environment_id, Document.resource_definition_id == lineage_id, None)
+
+
+def _delete(environment_id, where, author):
+    where = sa.and_(Document.environment_id == environment_id, where)
+    storage.driver().forget(environment_id, where, author)
+    db.execute(sa.delete(Document).where(where))
 
 
 def level_paths(environment_id, like=None):

@@ -17,6 +17,7 @@ from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster
 from nailgun_host.objects import config_session
 from nailgun_host.validation import MAX_ID
+from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.objects import document, levels, pins, resource_definition
 from nailgun_ext_configdb.models import Component, Environment, EnvironmentComponent
 
@@ -170,5 +171,6 @@ def delete(environment):
     are its cluster's: they go with the cluster, and find their staged documents deleted)."""
     if not environment.linked:
         config_session.delete_scope(scope(environment))
+    storage.driver().drop_environment(environment.id)
     db.delete(environment)
     db.flush()

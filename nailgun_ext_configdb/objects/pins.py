@@ -11,8 +11,9 @@ import sqlalchemy as sa
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.validation import parse_id
-from nailgun_ext_configdb.models import VALUES, Document, EnvironmentComponent, EnvironmentPin, ResourceDefinition
+from nailgun_ext_configdb.models import VALUES, EnvironmentComponent, EnvironmentPin, ResourceDefinition
 from nailgun_ext_configdb.objects import changes, levels, resource_definition, secrets
+from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects.resource_definition import LIVE
 
 
@@ -28,9 +29,8 @@ def _used(environment_id):
 def resolve(environment, ref):
     """The ``Resource`` ``ref`` (a name, or the id of any live version) as the environment uses it, in
     one query; 404 when none of its components has it, 409 when two do."""
-    lineage = sa.select(ResourceDefinition.lineage_id).where(LIVE)
-    ref_id = parse_id(ref)
-    lineage = lineage.where(ResourceDefinition.id == ref_id if ref_id is not None else ResourceDefinition.name == ref)
+    ref_id = parse_id(ref)  # the id of a deleted version still names its data source
+    lineage = sa.select(ResourceDefinition.lineage_id).where(ResourceDefinition.id == ref_id if ref_id is not None else ResourceDefinition.name == ref)
     rows = db.execute(_used(environment.id).where(ResourceDefinition.lineage_id.in_(lineage))
                       .order_by(ResourceDefinition.lineage_id, ResourceDefinition.version)).all()
     lineages = {}
@@ -90,11 +90,8 @@ def rejected(environment, current, target):
     ``[{"level", "kind", "message"}]`` (messages never quote a secret)."""
     moved = resource_definition.Resource(current.id, current.name, current.component_id, target.version,
                                          target.id, target.content, current.secret_schemas)
-    documents = db.scalars(sa.select(Document).filter_by(
-        environment_id=environment.id, resource_definition_id=current.id, kind=VALUES)
-        .order_by(Document.level_path)).all()
     found = []
-    for document in documents:
+    for document in document_obj.of_kind(environment.id, current.id, VALUES):
         try:
             resource_definition.validate_values(moved, document.data, secrets.of(moved, document.data))
         except errors.NailgunError as exc:

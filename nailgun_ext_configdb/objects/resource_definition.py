@@ -15,16 +15,15 @@ A name is unique within its component, and within every environment that uses th
 so lookups by name are never ambiguous.
 """
 import dataclasses
-import datetime
 
 import sqlalchemy as sa
-from sqlalchemy import exc
 
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.validation import check_storable
-from nailgun_ext_configdb.models import Component, Document, EnvironmentComponent, EnvironmentPin, ResourceDefinition
-from nailgun_ext_configdb.objects import json_patch, resealing, value_schema
+from nailgun_ext_configdb import storage
+from nailgun_ext_configdb.models import Component, EnvironmentComponent, EnvironmentPin, ResourceDefinition
+from nailgun_ext_configdb.objects import document, json_patch, resealing, value_schema
 from nailgun_ext_configdb.objects.json_values import json_equal
 
 LIVE = ResourceDefinition.deleted_at.is_(None)
@@ -57,7 +56,7 @@ def resource(versions, pinned_id=None):
 
 def lineage_resource(lineage_id):
     """The ``Resource`` of a data source at its latest version; None when it has no live version."""
-    versions = db.scalars(sa.select(ResourceDefinition).where(ResourceDefinition.lineage_id == lineage_id, LIVE)).all()
+    versions = storage.driver().versions(lineage_id)
     return resource(versions) if versions else None
 
 
@@ -100,25 +99,12 @@ def to_dict(definition):
 
 def get(definition_id, lock=False):
     """A live version; 404 for an unknown or deleted one."""
-    statement = sa.select(ResourceDefinition).where(ResourceDefinition.id == definition_id, LIVE)
-    found = db.scalars(statement.with_for_update() if lock else statement).first()
-    if found is None:
-        raise errors.ObjectNotFound("Resource definition {0} not found".format(definition_id))
-    return found
+    return storage.driver().retrieve(definition_id, lock=lock)
 
 
 def list_all(component_id=None, name=None, version=None, only_latest=False):
     """The live versions, oldest first; 404 when a ``version`` of ``name`` is asked for and there is none."""
-    statement = sa.select(ResourceDefinition).where(LIVE).order_by(ResourceDefinition.id)
-    if component_id is not None:
-        statement = statement.filter_by(component_id=component_id)
-    if name is not None:
-        statement = statement.filter_by(name=name)
-    if version is not None:
-        statement = statement.filter_by(version=version)
-    if only_latest:
-        statement = statement.where(ResourceDefinition.version == ResourceDefinition.latest_version)
-    found = db.scalars(statement).all()
+    found = storage.driver().list(component_id, name, version, only_latest)
     if version is not None and not found:
         raise errors.ObjectNotFound("Resource definition {0} version {1} not found".format(name, version))
     return found
@@ -146,78 +132,32 @@ def check_unique_names(component_ids=None, environment_ids=None):
         raise errors.Conflict("Two components of environment {0} define the resource {1}".format(*clash))
 
 
-def _first_version(component_id, name, lock=False):
-    """The first version (live or not) of the data source ``name`` of a component: its lineage."""
-    statement = sa.select(ResourceDefinition).filter_by(component_id=component_id, name=name, version=1)
-    return db.scalars(statement.with_for_update() if lock else statement).first()
-
-
-def _check_name_free(component_id, name, lineage_id):
-    first = _first_version(component_id, name)
-    if first is not None and first.lineage_id != lineage_id:
-        raise errors.AlreadyExists("Resource definition {0} already exists in component {1}{2}".format(
-            name, component_id, "" if _live_count(first.lineage_id) else " (deleted; its versions keep the name)"))
-
-
 def _check_component(component_id):
     if db.get(Component, component_id) is None:
         raise errors.ObjectNotFound("Component {0} not found".format(component_id))
 
 
-def _live_count(lineage_id, besides=None):
-    statement = sa.select(sa.func.count()).where(ResourceDefinition.lineage_id == lineage_id, LIVE)
-    if besides is not None:
-        statement = statement.where(ResourceDefinition.id != besides)
-    return db.scalar(statement)
-
-
-def _insert(definition):
-    """Insert in a savepoint: a concurrent creation of the same number or first name is a 409."""
-    try:
-        with db.begin_nested():
-            db.add(definition)
-    except exc.IntegrityError:
-        raise errors.Conflict("Resource definition {0} of component {1} was created concurrently; try again".format(
-            definition.name, definition.component_id))
-
-
 def is_new_version(data):
     """Whether creating ``data`` makes a new version of an existing data source rather than a first one."""
-    return _first_version(data["component_id"], data["name"]) is not None
+    return storage.driver().first_version(data["component_id"], data["name"]) is not None
 
 
 def create(data):
     """Version 1 of a new data source, or the next version of the one of that name in the component."""
-    component_id, name = data["component_id"], data["name"]
-    _check_component(component_id)
-    content = check_content(data.get("content", {}))
-    first = _first_version(component_id, name, lock=True)
-    if first is not None:
-        return _new_version(first, content)
-    definition = ResourceDefinition(name=name, component_id=component_id, content=content, version=1)
-    _insert(definition)
-    definition.lineage_id = definition.id
-    db.flush()
-    check_unique_names(component_ids=[component_id])
-    pin_everywhere(definition)
-    return definition
+    _check_component(data["component_id"])
+    return _created(storage.driver().create(data["component_id"], data["name"],
+                                            check_content(data.get("content", {}))))
 
 
-def _new_version(first, content):
-    """The next version of ``first``'s data source (the caller holds the first version's row lock)."""
-    lineage_id = first.lineage_id
-    revived = not _live_count(lineage_id)
-    number = db.scalar(sa.select(sa.func.max(ResourceDefinition.version))
-                       .where(ResourceDefinition.lineage_id == lineage_id)) + 1
-    definition = ResourceDefinition(name=first.name, component_id=first.component_id, content=content,
-                                    lineage_id=lineage_id, version=number)
-    _insert(definition)
-    db.refresh(definition)
-    if revived:
-        check_unique_names(component_ids=[first.component_id])
+def _created(definition):
+    """What follows a new version: a data source that had no live version is used by the environments of
+    its component from now on; otherwise what is secret may have changed (any live version's markers
+    count), so no leaf secret now may stay in clear."""
+    if len(storage.driver().versions(definition.lineage_id)) == 1:
+        check_unique_names(component_ids=[definition.component_id])
         pin_everywhere(definition)
-    else:  # what is secret is what any live version says: no leaf secret now may stay in clear
-        resealing.reseal_documents([lineage_id], commit=False)
+    else:
+        resealing.reseal_documents([definition.lineage_id], commit=False)
     return definition
 
 
@@ -241,22 +181,16 @@ def update(definition, data):
 
     The definition as it is now: the new version when the content changed.
     """
-    lineage_id = definition.lineage_id
     component_id = data.get("component_id", definition.component_id)
     name = data.get("name", definition.name)
     if (component_id, name) != (definition.component_id, definition.name):
         if component_id != definition.component_id:
             _check_component(component_id)
-        _check_name_free(component_id, name, lineage_id)
-        db.execute(sa.update(ResourceDefinition).where(ResourceDefinition.lineage_id == lineage_id)
-                   .values(name=name, component_id=component_id))
-        db.expire_all()
+        definition = storage.driver().rename(definition, name, component_id)
         check_unique_names(component_ids=[component_id])
-        definition = db.get(ResourceDefinition, definition.id)
         pin_everywhere(definition)
     if "content" in data and content_changes(definition, data["content"]):
-        content = check_content(data["content"])
-        return _new_version(_first_version(component_id, name, lock=True), content)
+        return _created(storage.driver().create(component_id, name, check_content(data["content"])))
     return definition
 
 
@@ -265,20 +199,23 @@ def content_changes(definition, content):
     return not json_equal(definition.content, content)
 
 
+def has_other_versions(definition):
+    return len(storage.driver().versions(definition.lineage_id)) > 1
+
+
 def delete(definition):
     """Delete one version; 409 while an environment is pinned to it and other versions live.
 
     Deleting the last live version deletes the data source: its documents and pins go.
     The number stays taken.
     """
-    others = _live_count(definition.lineage_id, besides=definition.id)
+    others = [v for v in storage.driver().versions(definition.lineage_id) if v.id != definition.id]
     pinned_by = environments_pinned_to(definition.id)
     if others and pinned_by:
         raise errors.Conflict(
             "Version {0} of resource definition {1} is used by environments {2}: move them to another "
             "version first".format(definition.version, definition.name, ", ".join(map(str, pinned_by))))
-    definition.deleted_at = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    storage.driver().delete(definition)
     if not others:
         db.execute(sa.delete(EnvironmentPin).where(EnvironmentPin.lineage_id == definition.lineage_id))
-        db.execute(sa.delete(Document).where(Document.resource_definition_id == definition.lineage_id))
-    db.flush()
+        document.delete_resource(definition.lineage_id)

@@ -1,7 +1,42 @@
-"""Helpers for ConfigDB API tests."""
+"""Helpers for ConfigDB API tests.
+
+The suite runs once per storage driver: ``run_tests.sh`` runs it again with
+``NAILGUN_CONFIGDB_STORAGE=git`` (and ``NAILGUN_CONFIGDB_GIT_ROOT``), which the host's settings read,
+so the test process and every server it starts use the git driver.
+"""
+import os
+import subprocess
+
 import pytest
+import sqlalchemy as sa
 
 API = "/api/v1/config"
+#: the storage driver this run tests
+STORAGE = os.environ.get("NAILGUN_CONFIGDB_STORAGE") or "sql"
+
+
+def stored_texts(session, history=True):
+    """The content of every stored document (and of every version, with ``history``) as it is kept at rest:
+    the database's JSON text, or the git blob as the real ``git`` reads it; none is opened."""
+    from nailgun_host.settings import settings
+
+    texts = []
+    tables = ("configdb_documents", "configdb_document_versions") if history else ("configdb_documents",)
+    for table in tables:
+        environment = "environment_id" if table == "configdb_documents" else (
+            "(SELECT environment_id FROM configdb_documents d WHERE d.id = document_id)")
+        rows = session.execute(sa.text("SELECT CAST(data AS TEXT), storage_ref, {0} FROM {1}".format(
+            environment, table))).all()
+        assert rows, table
+        for data, ref, environment_id in rows:
+            if ref is None:
+                texts.append(data)
+                continue
+            git_dir = os.path.join(settings["CONFIGDB"]["git_root"], "{0}.git".format(environment_id))
+            texts.append(subprocess.run(["git", "--git-dir", git_dir, "cat-file", "blob", ref], check=True,
+                                        capture_output=True, text=True).stdout)
+    session.rollback()
+    return texts
 
 
 class ConfigAPI:

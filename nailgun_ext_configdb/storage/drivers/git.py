@@ -1,0 +1,180 @@
+"""The git driver: each environment's documents in a bare git repository, one commit per stored version.
+
+``<CONFIGDB.git_root>/<environment id>.git`` holds the documents as YAML files laid out like
+/etc/hiera: ``<level path>/<data source>.yaml`` for values (``astute.yaml``, ``nodes/5/astute.yaml``)
+and ``override/<level path>/<data source>.yaml`` for overrides; each commit is authored by the
+identity that wrote the version, so ``git log``, ``git diff`` and ``git clone`` work as operators
+expect. Secret leaves are stored sealed, as in the database.
+
+The guarantees of the SQL driver hold because the host database stays the index: each version's
+row names its blob (``storage_ref``) and the environment's row its last commit (``storage_head``),
+both written in the request's transaction under the environment's row lock. Commits are built on
+``storage_head`` while the lock is held, so writers of one environment never fork; the branch moves
+(forward only) once the transaction has committed, and a rollback leaves unreferenced objects only.
+Definitions are the SQL driver's: they belong to no environment.
+"""
+import logging
+import os
+
+import sqlalchemy as sa
+import yaml
+from sqlalchemy import event, orm
+
+from nailgun_host import errors
+from nailgun_host import secrets as host_secrets
+from nailgun_host.db import db
+from nailgun_host.secrets import sealing
+from nailgun_host.settings import settings
+from nailgun_ext_configdb.models import OVERRIDES, Document, DocumentVersion, Environment, ResourceDefinition
+from nailgun_ext_configdb.storage import gitrepo
+from nailgun_ext_configdb.storage.drivers import base
+from nailgun_ext_configdb.storage.drivers.sql import SqlDefinitions, SqlDocuments
+
+LOG = logging.getLogger(__name__)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: ``session.info`` keys: repositories to advance to a commit, and to set aside, once the transaction commits
+_HEADS, _DROPPED = "configdb_git_heads", "configdb_git_dropped"
+
+
+def root():
+    return settings["CONFIGDB"]["git_root"]
+
+
+def repository(environment_id):
+    return gitrepo.Repository(os.path.join(root(), "{0}.git".format(environment_id)))
+
+
+def file_path(name, level_path, kind):
+    """Where a document lives in its environment's repository, as /etc/hiera lays it out."""
+    parts = (["override"] if kind == OVERRIDES else []) + ([level_path] if level_path else [])
+    return "/".join(parts + [name + ".yaml"])
+
+
+def dump(sealed):
+    return yaml.dump(sealed, Dumper=_DUMPER, sort_keys=False, allow_unicode=True,
+                     default_flow_style=False).encode("utf-8")
+
+
+def load(text):
+    return yaml.load(text, Loader=_LOADER)
+
+
+def _after_commit(session):
+    for path, commit in session.info.pop(_HEADS, {}).items():
+        try:
+            gitrepo.Repository(path).advance(commit)
+        except (OSError, LookupError):  # the next write of the environment moves it past this one
+            LOG.exception("Could not move the branch of %s to %s", path, commit)
+    for path in session.info.pop(_DROPPED, ()):
+        gitrepo.set_aside(root(), path)
+
+
+def _after_rollback(session):
+    session.info.pop(_HEADS, None)
+    session.info.pop(_DROPPED, None)
+
+
+event.listen(orm.Session, "after_commit", _after_commit)
+event.listen(orm.Session, "after_rollback", _after_rollback)
+
+
+class GitDocuments(base.Documents):
+    """Rows written before the driver was chosen keep their content in the database and are read there."""
+
+    _sql = SqlDocuments()
+
+    def _commit(self, environment, files, author, message):
+        """A commit of ``files`` on the environment's head, which it becomes; the blobs written."""
+        repo = repository(environment.id)
+        if environment.storage_head is None and repo.exists():
+            # a repository the database knows nothing of: an earlier environment's of this id
+            gitrepo.set_aside(root(), repo.path)
+        try:
+            commit, blobs = repo.commit(environment.storage_head, files, author or "nailgun", message)
+        except ValueError as exc:
+            raise errors.Conflict("The git storage cannot hold this document: {0}".format(exc))
+        except OSError as exc:
+            LOG.exception("Could not write to %s", repo.path)
+            raise errors.ServiceUnavailable("The git storage cannot be written: {0}".format(exc.strerror))
+        environment.storage_head = commit
+        db.info.setdefault(_HEADS, {})[repo.path] = commit
+        for path, content in files.items():
+            if content is not None:
+                repo.remember(blobs[path], content)
+        return blobs
+
+    def write(self, environment, resource, document, stored, sealed, author):
+        path = file_path(resource.name, document.level_path, document.kind)
+        message = "{0} {1} of {2}, version {3}".format(
+            document.kind, document.level_path or "(environment)", resource.name, stored.version)
+        blob = self._commit(environment, {path: dump(sealed)}, author, message)[path]
+        document.data = stored.data = {}
+        document.storage_ref = stored.storage_ref = blob
+
+    def fill(self, environment_id, rows):
+        repo = repository(environment_id)
+        for row in rows:
+            if row.storage_ref is not None:
+                try:
+                    sealed = load(repo.read_blob(row.storage_ref))
+                except (LookupError, OSError):
+                    LOG.exception("Blob %s of environment %s", row.storage_ref, environment_id)
+                    raise errors.ServiceUnavailable(
+                        "The git storage of environment {0} lacks a stored version: restore {1}".format(
+                            environment_id, repo.path))
+                orm.attributes.set_committed_value(row, "data", sealing.unseal(sealed, host_secrets.keyset()))
+
+    def _stored(self, where):
+        """(document, its data source's name) of the git-stored documents ``where`` selects."""
+        return db.execute(sa.select(Document, ResourceDefinition.name)
+                          .join(ResourceDefinition, ResourceDefinition.id == Document.resource_definition_id)
+                          .options(orm.defer(Document.data))
+                          .where(where, Document.storage_ref.isnot(None)).order_by(Document.id)).all()
+
+    def forget(self, environment_id, where, author):
+        found = self._stored(where)
+        if found:
+            environment = db.get(Environment, environment_id, with_for_update=True)
+            self._commit(environment, {file_path(name, d.level_path, d.kind): None for d, name in found}, author,
+                         "delete {0} document(s)".format(len(found)))
+
+    def drop_environment(self, environment_id):
+        db.info.setdefault(_DROPPED, []).append(repository(environment_id).path)
+
+    def reseal(self, classifiers, lineages, dry_run, commit):
+        counts = self._sql.reseal(classifiers, lineages, dry_run, commit)
+        where = sa.true() if lineages is None else Document.resource_definition_id.in_(lineages)
+        changed = 0
+        keyset = host_secrets.keyset()
+        for environment_id in db.scalars(sa.select(Document.environment_id).distinct()
+                                         .where(where, Document.storage_ref.isnot(None))).all():
+            environment = db.get(Environment, environment_id, with_for_update=not dry_run)
+            repo, files, documents = repository(environment_id), {}, {}
+            for document, name in self._stored(sa.and_(Document.environment_id == environment_id, where)):
+                value, renewed = sealing.reencrypt(load(repo.read_blob(document.storage_ref)), keyset)
+                classifier = classifiers.get(document.resource_definition_id)
+                if classifier is not None:
+                    before = sealing.count_sealed(value)
+                    value = sealing.seal(value, classifier(sealing.unseal(value, keyset)), keyset)
+                    renewed += sealing.count_sealed(value) - before
+                if renewed:
+                    changed += renewed
+                    path = file_path(name, document.level_path, document.kind)
+                    files[path], documents[path] = dump(value), document
+            if files and not dry_run:
+                blobs = self._commit(environment, files, "nailgun-secrets", "reseal")
+                for path, document in documents.items():
+                    db.execute(sa.update(DocumentVersion).where(
+                        DocumentVersion.document_id == document.id, DocumentVersion.version == document.version)
+                        .values(storage_ref=blobs[path]))
+                    document.storage_ref = blobs[path]
+                db.flush()
+                if commit:
+                    db.commit()
+        counts["git"] = changed
+        return counts
+
+
+class GitDriver(SqlDefinitions, GitDocuments, base.Driver):
+    name = "git"
