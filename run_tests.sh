@@ -9,7 +9,8 @@
 #    the package in it with its test extra: pip install -e '.[test]'.
 # 3. Checks the layering contracts of setup.cfg with lint-imports (import-linter).
 # 4. Runs pytest on SQLite (the default) and on PostgreSQL with NAILGUN_TEST_DB_URL pointing
-#    at a database it drops and recreates each run, both at once on two cores or more.
+#    at a database it drops and recreates each run, both at once on two cores or more; after
+#    each, the ConfigDB tests again with ConfigDB's git storage driver (GIT_STORAGE_TESTS).
 # 5. Builds the real fuel2 (python-fuelclient 11) in ./.venv-fuel2 with this package's
 #    commands, so the tests drive octane's and the spec's command lines through it.
 # 6. Builds a real Keystone (its PyPI package, with gunicorn) in ./.venv-keystone; the tests
@@ -30,6 +31,8 @@
 #   NAILGUN_TEST_DB_URL      when not root: the PostgreSQL URL to test against (as root
 #                            the script sets up its own and ignores this)
 #   PARALLEL_RUNS=0          run the SQLite and PostgreSQL passes one after the other
+#   SKIP_GIT_STORAGE=1       do not run the ConfigDB tests again on the git storage driver (a full
+#                            run does after each database's pass; a run with pytest arguments does not)
 #   PYTHON                   interpreter used to create .venv (default: the first
 #                            python3.X >= 3.10 found)
 set -euo pipefail
@@ -322,6 +325,27 @@ find_postgres_url() {
     fi
 }
 
+#: what runs again on the git storage driver: the ConfigDB API suite, the clients' use cases end to end
+#: and the README's console sessions
+GIT_STORAGE_TESTS=(tests/configdb tests/configdb_clients/test_cli_live.py tests/configdb_clients/test_cli_sessions_live.py
+                   tests/configdb_clients/test_git_storage_live.py tests/test_readme.py::test_console_session_runs_as_printed)
+
+# run_git_storage LABEL [ENV=VALUE...]: the ConfigDB suite again on the git storage driver (a full run only:
+# with pytest arguments the caller chose what to run). Its repositories go to a fresh directory.
+run_git_storage() {
+    local label=$1
+    shift
+    if [ "$PYTEST_ARG_COUNT" -ne 0 ] || [ "${SKIP_GIT_STORAGE:-0}" = 1 ]; then
+        record "pytest ($label)" "skipped (pytest arguments given, or SKIP_GIT_STORAGE=1)"
+        return 0
+    fi
+    local root
+    root=$(mktemp -d "${TMPDIR:-/tmp}/configdb-git.XXXXXX")
+    run_pytest "$label" "$@" NAILGUN_CONFIGDB_STORAGE=git "NAILGUN_CONFIGDB_GIT_ROOT=$root" -- -p no:cacheprovider \
+        "${GIT_STORAGE_TESTS[@]}"
+    rm -rf "$root"
+}
+
 # Both pytest runs at once when there are two cores or more (PARALLEL_RUNS=0: one after the
 # other): much of a run waits on servers, so together they take little more than the longer.
 # The PostgreSQL run keeps its own pytest cache (Keystone's saved state) and writes its output
@@ -329,13 +353,17 @@ find_postgres_url() {
 run_both() {
     find_postgres_url
     local url=$PG_URL
+    PYTEST_ARG_COUNT=$#
     if [ -z "$url" ]; then
         run_pytest sqlite -- "$@"
+        run_git_storage "sqlite, git storage"
         return
     fi
     if [ "${PARALLEL_RUNS:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}" != 1 ]; then
         run_pytest sqlite -- "$@"
+        run_git_storage "sqlite, git storage"
         run_pytest postgresql "NAILGUN_TEST_DB_URL=$url" -- "$@"
+        run_git_storage "postgresql, git storage" "NAILGUN_TEST_DB_URL=$url"
         return
     fi
     local log_file=$ROOT/.pytest-postgresql.log summary_file=$ROOT/.pytest-postgresql.summary
@@ -343,10 +371,12 @@ run_both() {
     (
         SUMMARY=()
         run_pytest postgresql "NAILGUN_TEST_DB_URL=$url" -- -o cache_dir=.pytest_cache/postgresql "$@"
+        run_git_storage "postgresql, git storage" "NAILGUN_TEST_DB_URL=$url"
         printf '%s\n' "${SUMMARY[@]}" >"$summary_file"
     ) >"$log_file" 2>&1 &
     local background=$!
     run_pytest sqlite -- "$@"
+    run_git_storage "sqlite, git storage"
     wait "$background" || true
     log "pytest (postgresql) output"
     cat "$log_file"
