@@ -39,7 +39,7 @@ IGNORED_METHODS = ("HEAD", "OPTIONS")
 #: sections whose console blocks must exist and run (a block turned into ```text by
 #: mistake would otherwise silently stop being checked)
 SESSIONS = ("A short tour", "Environment upgrade", "ConfigDB", "Authentication and TLS", "Secrets", "Sessions",
-            "JSON patch", "Deployments", "Change feed")
+            "JSON patch", "Deployments", "Change feed", "Versioned definitions and pins")
 #: sections whose session runs against a server with these settings (in ``settings.yaml``,
 #: which ``NAILGUN_CONFIG`` names for the session's commands too); paths are under the session's directory
 SESSION_SETTINGS = {title: {"AUTH": {"method": "local", "users_file": "users.yaml"}}

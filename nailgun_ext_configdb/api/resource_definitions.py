@@ -28,7 +28,7 @@ def _name_param():
 
 class ConfigResourceDefinitionCollectionHandler(ConfigCollectionHandler):
     """Creating a definition whose name its component has makes the next version (which, like new
-    content, also needs ``nailgun:change_secrets``)."""
+    content, also needs ``nailgun:change_secrets``), unless the latest has that content."""
 
     objects = resource_definition
     create_schema = schemas.RESOURCE_CREATE
@@ -41,11 +41,14 @@ class ConfigResourceDefinitionCollectionHandler(ConfigCollectionHandler):
         return found
 
     def POST(self):
+        """201 with the new version; 200 with the latest when it has this content already (nothing made)."""
         data = self.body()
-        if resource_definition.is_new_version(data):
+        same = resource_definition.latest_if_same(data)
+        if same is None and resource_definition.is_new_version(data):
             authorize_changing_secrets()
         created = self.objects.create(data)
-        set_status(201)
+        if same is None or created.id != same.id:
+            set_status(201)
         return self.objects.to_dict(created)
 
 

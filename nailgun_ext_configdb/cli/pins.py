@@ -96,7 +96,9 @@ class EnvironmentPin(ClientMixin, ShowOne):
         try:
             report = self.client.put(path, body)
         except APIError as exc:
-            raise refused(exc) if exc.status == 409 else exc
+            if exc.status != 409:
+                raise
+            raise refused(exc) from None
         shown = [c for c in REPORT_COLUMNS if c in report or c == "rejected"]
         return shown, tuple(Rejected(report.get(c), report.get("resource")) if c == "rejected" else report.get(c)
                             for c in shown)

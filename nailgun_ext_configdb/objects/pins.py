@@ -115,8 +115,7 @@ def move(environment, ref, to, author, force=False, dry_run=False):
         raise errors.Conflict(
             "Version {0} of {1} rejects {2} stored document(s) of environment {3}: fix them, or force the move"
             .format(target.version, current.name, len(report["rejected"]), environment.id),
-            [dict(entry, document="values of {0} at {1}".format(current.name, entry["level"]))
-             for entry in report["rejected"]])
+            [dict(entry, resource=current.name) for entry in report["rejected"]])
     if target.id != current.definition_id:
         db.merge(EnvironmentPin(environment_id=environment.id, lineage_id=current.id, definition_id=target.id))
         environment.revision += 1

@@ -142,11 +142,25 @@ def is_new_version(data):
     return storage.driver().first_version(data["component_id"], data["name"]) is not None
 
 
+def latest_if_same(data, lock=False):
+    """The latest live version of ``data``'s name in its component when it has ``data``'s content, else None:
+    creating it again makes nothing (two nodes uploading at once create one version, not two alike)."""
+    first = storage.driver().first_version(data["component_id"], data["name"], lock=lock)
+    versions = storage.driver().versions(first.lineage_id) if first is not None else []
+    if versions and not content_changes(versions[-1], data.get("content", {})):
+        return versions[-1]
+    return None
+
+
 def create(data):
-    """Version 1 of a new data source, or the next version of the one of that name in the component."""
+    """Version 1 of a new data source, or the next version of the one of that name in the component, unless
+    its latest has that content already: then that one."""
     _check_component(data["component_id"])
-    return _created(storage.driver().create(data["component_id"], data["name"],
-                                            check_content(data.get("content", {}))))
+    content = check_content(data.get("content", {}))
+    same = latest_if_same(data, lock=True)
+    if same is not None:
+        return same
+    return _created(storage.driver().create(data["component_id"], data["name"], content))
 
 
 def _created(definition):

@@ -106,4 +106,4 @@ print(len(commands), sorted(m for m in sys.modules if m.partition(".")[0] in ("w
 def test_the_cli_imports_nothing_of_the_server():
     result = subprocess.run([sys.executable, "-c", BLOCKER], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["33", "[]"]  # 24, and issue 12: patch, changes, deployments, 6 session
+    assert result.stdout.split() == ["34", "[]"]  # 24, issue 12: patch, changes, deployments, 6 session; 13: env pin
