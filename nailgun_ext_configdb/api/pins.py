@@ -25,7 +25,8 @@ class ConfigPinHandler(ConfigHandler):
         return self.respond(next(pin for pin in pins.to_list(env) if pin["id"] == found.definition_id))
 
     def PUT(self, environment_id, resource):
+        found = environment.get(environment_id, lock=True)
         data = self.body()
         authorize_changing_secrets()
-        return pins.move(environment.get(environment_id, lock=True), resource, data["version"], author(),
+        return pins.move(found, resource, data["version"], author(),
                          force=data.get("force", False), dry_run=data.get("dry_run", False) or flag_param("dry_run"))

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from nailgun_host import errors
 from nailgun_host.db import db
-from nailgun_host.validation import check_storable
+from nailgun_host.validation import check_storable, parse_id
 from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import Component, EnvironmentComponent, EnvironmentPin, ResourceDefinition
 from nailgun_ext_configdb.objects import document, json_patch, resealing, value_schema
@@ -98,8 +98,12 @@ def to_dict(definition):
 
 
 def get(definition_id, lock=False):
-    """A live version; 404 for an unknown or deleted one."""
-    return storage.driver().retrieve(definition_id, lock=lock)
+    """A live version; 404 for an unknown or deleted one, or an id that is not one (``definition_id`` is
+    the URL's text)."""
+    parsed = parse_id(str(definition_id))
+    if parsed is None:
+        raise errors.ObjectNotFound("Resource definition {0} not found".format(definition_id))
+    return storage.driver().retrieve(parsed, lock=lock)
 
 
 def list_all(component_id=None, name=None, version=None, only_latest=False):
