@@ -4,11 +4,14 @@ import os
 import sqlalchemy as sa
 
 import nailgun_host
+from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.db.models import Node
-from nailgun_host.extensions import BaseExtension
+from nailgun_host.extensions import BaseExtension, SettingsError
+from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import Environment
 from nailgun_ext_configdb.objects import document, levels, resealing, staging
+from nailgun_ext_configdb.objects import environment as environment_obj
 from nailgun_ext_configdb.urls import URLS
 
 
@@ -49,11 +52,20 @@ class ConfigDBExtension(BaseExtension):
         return os.path.join(os.path.dirname(__file__), "migrations")
 
     @classmethod
+    def check_settings(cls):
+        """``CONFIGDB.storage`` names an installed storage driver."""
+        try:
+            storage.driver()
+        except errors.ServiceUnavailable as exc:
+            raise SettingsError(exc.message)
+
+    @classmethod
     def on_cluster_delete(cls, cluster):
-        """The cluster's linked environment goes with it; an unlinked one of the same id stays."""
-        environment = _linked_environment(cluster.id)
-        if environment is not None:
-            db.execute(sa.delete(Environment).where(Environment.id == environment.id))
+        """The cluster's linked environment goes with it (its stored documents too); an unlinked one of
+        the same id stays."""
+        found = _linked_environment(cluster.id)
+        if found is not None:
+            environment_obj.delete(found)
 
     @classmethod
     def on_node_delete(cls, node):

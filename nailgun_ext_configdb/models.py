@@ -19,7 +19,7 @@ PREFIX = "configdb_"
 VALUES, OVERRIDES = "values", "overrides"
 
 
-def _now():
+def now():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
@@ -61,7 +61,7 @@ class ResourceDefinition(Base):
     #: the id of the first version (set right after it is inserted)
     lineage_id: Mapped[int | None] = mapped_column()
     version: Mapped[int] = mapped_column(default=1, server_default="1")
-    created_at: Mapped[datetime.datetime | None] = mapped_column(default=_now)
+    created_at: Mapped[datetime.datetime | None] = mapped_column(default=now)
     deleted_at: Mapped[datetime.datetime | None] = mapped_column()
 
     component: Mapped[Component] = orm.relationship(back_populates="resource_definitions")
@@ -82,7 +82,7 @@ class Environment(Base):
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
     hierarchy_levels: Mapped[list] = mapped_column(default=list)
     revision: Mapped[int] = mapped_column(default=0)
-    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=now)
     linked: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
     #: the storage driver's newest state of the environment (the git driver: its last commit)
     storage_head: Mapped[str | None] = mapped_column(sa.String(64))
@@ -170,7 +170,7 @@ class DocumentVersion(Base):
     storage_ref: Mapped[str | None] = mapped_column(sa.String(64))
     author: Mapped[str] = mapped_column(sa.String(255))
     changed_keys: Mapped[list] = mapped_column(default=list)
-    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=now)
 
 
 class Change(Base):
@@ -199,7 +199,7 @@ class Change(Base):
     author: Mapped[str | None] = mapped_column(sa.String(255))
     #: the configuration session whose deploy wrote it, if any
     session_id: Mapped[str | None] = mapped_column(sa.String(32))
-    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=now)
 
 
 def _latest_version():
@@ -211,3 +211,5 @@ def _latest_version():
 
 #: the number of the newest live version of the definition's data source, loaded with it
 ResourceDefinition.latest_version = orm.column_property(_latest_version())
+#: the clause of the versions not deleted
+LIVE_DEFINITIONS = ResourceDefinition.deleted_at.is_(None)

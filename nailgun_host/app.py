@@ -236,6 +236,9 @@ def build_wsgi(extensions=None):
     """
     policy.enforcer()  # a policy file that cannot be read or parsed stops the server here
     sealed.check_keys_at_start(get_engine())  # so do keys that would read this database's secrets as garbage
+    extensions = get_all_extensions() if extensions is None else extensions
+    for extension in extensions:
+        extension.check_settings()  # and settings an extension cannot work with
     wsgi = auth_middleware.build(build_app(extensions).wsgifunc(), settings["AUTH"])
 
     def application(environ, start_response):

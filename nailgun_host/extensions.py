@@ -40,6 +40,10 @@ class BasePipeline:
         """Change one node's provisioning info in place."""
 
 
+class SettingsError(ValueError):
+    """Settings an extension cannot work with (``BaseExtension.check_settings``)."""
+
+
 class BaseExtension(abc.ABC):
     """What an extension declares; every callback defaults to doing nothing."""
 
@@ -126,6 +130,11 @@ class BaseExtension(abc.ABC):
     @classmethod
     def on_cluster_patch_attributes(cls, cluster, public_map):
         """A cluster's editable attributes changed (PUT/PATCH attributes, the environment model)."""
+
+    @classmethod
+    def check_settings(cls):
+        """Raise ``SettingsError`` when the settings cannot work for this extension: ``nailgun-api`` and the
+        WSGI module stop at start with its message instead of failing requests later."""
 
     @classmethod
     def on_cluster_delete(cls, cluster):

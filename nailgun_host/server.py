@@ -149,8 +149,12 @@ def _build_wsgi():
     from nailgun_host.auth.local import UsersFileError
     from nailgun_host.secrets.keys import KeyRepositoryError
 
+    from nailgun_host.extensions import SettingsError
+
     try:
         return build_wsgi()
+    except SettingsError as exc:
+        raise StartupError(str(exc))
     except (UsersFileError, ValueError) as exc:
         raise StartupError("cannot set up authentication: {0}".format(exc))
     except KeyRepositoryError as exc:

@@ -22,6 +22,7 @@ import web
 from nailgun_host import errors
 from nailgun_host.api import config_sessions
 from nailgun_host.api.base import MASKED_HEADER, author, flag_param, id_param, query, sees_secrets, set_status
+from nailgun_host.validation import parse_id
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
@@ -43,7 +44,7 @@ class Target:
         self.pairs = levels.resolve(self.environment, level_names)
         self.path = levels.join(self.pairs)
         self.kind = VALUES if kind == VALUES else OVERRIDES
-        self.by_name = str(self.resource.id) != ref
+        self.by_name = parse_id(ref) is None
         self._raw = (environment_id, level_names, ref)
         self.session = None
         if sessions:
@@ -75,14 +76,14 @@ class Target:
         return staging.as_sent(self.session, self.resource, self.path, self.kind, document)
 
     def redirect_to_id(self):
-        """308 to the same URL with the resource's id instead of its name."""
+        """308 to the same URL with the id of the version the environment is pinned to instead of the name."""
         environment_id, level_names, ref = self._raw
         path = web.ctx.path
         start = path.index("/environments/")
         named = "/environments/{0}/{1}resources/".format(environment_id, level_names)
         rest = path[start + len(named) + len(ref):]
         location = web.ctx.homepath + urllib.parse.quote(
-            path[:start] + named + str(self.resource.id) + rest, safe=PATH_SAFE) + web.ctx.query
+            path[:start] + named + str(self.resource.definition_id) + rest, safe=PATH_SAFE) + web.ctx.query
         set_status(308)
         web.header("Location", location)
         return {"message": "Use the resource id: {0}".format(location), "errors": []}

@@ -22,11 +22,14 @@ class ConfigPinHandler(ConfigHandler):
     def GET(self, environment_id, resource):
         env = environment.get(environment_id)
         found = environment.resource(env, resource)
-        return self.respond(next(pin for pin in pins.to_list(env) if pin["id"] == found.definition_id))
+        return self.respond(next((pin for pin in pins.to_list(env) if pin["id"] == found.definition_id),
+                                 {"resource": found.name, "id": found.definition_id, "version": found.version,
+                                  "latest_version": found.version}))
 
     def PUT(self, environment_id, resource):
-        found = environment.get(environment_id, lock=True)
+        environment.get(environment_id)  # an unknown environment is 404 whatever the body
         data = self.body()
         authorize_changing_secrets()
-        return pins.move(found, resource, data["version"], author(),
-                         force=data.get("force", False), dry_run=data.get("dry_run", False) or flag_param("dry_run"))
+        dry_run = data.get("dry_run", False) or flag_param("dry_run")
+        return pins.move(environment.get(environment_id, lock=not dry_run), resource, data["version"], author(),
+                         force=data.get("force", False), dry_run=dry_run)

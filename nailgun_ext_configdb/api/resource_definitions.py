@@ -38,6 +38,8 @@ class ConfigResourceDefinitionCollectionHandler(ConfigCollectionHandler):
                  "only_latest": flag_param("only_latest")}
         if found["version"] is not None and found["name"] is None:
             raise errors.InvalidData("The query parameter version selects a version of a name: give name too")
+        if found["version"] is not None and found["only_latest"]:
+            raise errors.InvalidData("Give the query parameter version or only_latest, not both")
         return found
 
     def POST(self):

@@ -11,10 +11,10 @@ import sqlalchemy as sa
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.validation import parse_id
-from nailgun_ext_configdb.models import VALUES, EnvironmentComponent, EnvironmentPin, ResourceDefinition
+from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, VALUES, EnvironmentComponent, EnvironmentPin
+from nailgun_ext_configdb.models import ResourceDefinition
 from nailgun_ext_configdb.objects import changes, levels, resource_definition, secrets
 from nailgun_ext_configdb.objects import document as document_obj
-from nailgun_ext_configdb.objects.resource_definition import LIVE
 
 
 def _used(environment_id):
@@ -57,18 +57,7 @@ def to_list(environment):
 def pin_components(environment):
     """Pin the environment to the latest version of each data source of its components it has no pin for;
     drop the pins of data sources it no longer uses."""
-    links = EnvironmentComponent
-    used = sa.select(ResourceDefinition.lineage_id).join(links, links.component_id == ResourceDefinition.component_id).where(
-        links.environment_id == environment.id)
-    db.execute(sa.delete(EnvironmentPin).where(EnvironmentPin.environment_id == environment.id,
-                                               EnvironmentPin.lineage_id.not_in(used)))
-    pinned = sa.select(EnvironmentPin.lineage_id).where(EnvironmentPin.environment_id == environment.id)
-    db.execute(sa.insert(EnvironmentPin).from_select(
-        ["environment_id", "lineage_id", "definition_id"],
-        sa.select(sa.literal(environment.id), ResourceDefinition.lineage_id, ResourceDefinition.id)
-        .join(links, links.component_id == ResourceDefinition.component_id)
-        .where(links.environment_id == environment.id, LIVE, ResourceDefinition.version == ResourceDefinition.latest_version,
-               ResourceDefinition.lineage_id.not_in(pinned))))
+    resource_definition.repin(environment_id=environment.id)
     db.expire(environment, ["pins"])
 
 
@@ -79,7 +68,7 @@ def _target(current, to):
         statement = statement.order_by(ResourceDefinition.version.desc())
     else:
         statement = statement.where(ResourceDefinition.version == to)
-    found = db.scalars(statement.limit(1)).first()
+    found = db.scalars(statement.limit(1).with_for_update()).first()  # a racing DELETE of it waits
     if found is None:
         raise errors.ObjectNotFound("Resource definition {0} has no version {1}".format(current.name, to))
     return found
@@ -122,5 +111,5 @@ def move(environment, ref, to, author, force=False, dry_run=False):
         db.flush()
         db.expire(environment, ["pins"])
         changes.pinned(environment, current.id, target.version, author)
-    report.update(moved=True, revision=environment.revision)
+    report.update(moved=target.id != current.definition_id, revision=environment.revision)
     return report

@@ -22,11 +22,11 @@ from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.validation import check_storable, parse_id
 from nailgun_ext_configdb import storage
-from nailgun_ext_configdb.models import Component, EnvironmentComponent, EnvironmentPin, ResourceDefinition
+from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Component, EnvironmentComponent, EnvironmentPin
+from nailgun_ext_configdb.models import ResourceDefinition
 from nailgun_ext_configdb.objects import document, json_patch, resealing, value_schema
 from nailgun_ext_configdb.objects.json_values import json_equal
 
-LIVE = ResourceDefinition.deleted_at.is_(None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,20 +173,33 @@ def _created(definition):
     count), so no leaf secret now may stay in clear."""
     if len(storage.driver().versions(definition.lineage_id)) == 1:
         check_unique_names(component_ids=[definition.component_id])
-        pin_everywhere(definition)
+        repin(lineage_id=definition.lineage_id)
     else:
         resealing.reseal_documents([definition.lineage_id], commit=False)
     return definition
 
 
-def pin_everywhere(definition):
-    """Pin every environment using ``definition``'s component and pinned to nothing of its data source to it."""
-    links, pins = EnvironmentComponent, EnvironmentPin
-    pinned = sa.select(pins.environment_id).where(pins.lineage_id == definition.lineage_id)
-    db.execute(sa.insert(pins).from_select(
-        ["environment_id", "lineage_id", "definition_id"],
-        sa.select(links.environment_id, sa.literal(definition.lineage_id), sa.literal(definition.id))
-        .where(links.component_id == definition.component_id, links.environment_id.not_in(pinned))))
+def repin(environment_id=None, lineage_id=None):
+    """Keep the pins of the environment (or of the data source) in step with the components it uses:
+    pin each data source it uses and is not pinned for to its latest live version; drop the pins of
+    data sources it no longer uses."""
+    links, pins, definitions = EnvironmentComponent, EnvironmentPin, ResourceDefinition
+    used = (sa.select(links.environment_id, definitions.lineage_id)
+            .join(definitions, definitions.component_id == links.component_id))
+    scope = []
+    if environment_id is not None:
+        scope.append(pins.environment_id == environment_id)
+    if lineage_id is not None:
+        scope.append(pins.lineage_id == lineage_id)
+    db.execute(sa.delete(pins).where(*scope, sa.tuple_(pins.environment_id, pins.lineage_id).not_in(used)))
+    latest = used.add_columns(definitions.id).where(LIVE, definitions.version == definitions.latest_version,
+                                                    ~sa.exists().where(pins.environment_id == links.environment_id,
+                                                                       pins.lineage_id == definitions.lineage_id))
+    if environment_id is not None:
+        latest = latest.where(links.environment_id == environment_id)
+    if lineage_id is not None:
+        latest = latest.where(definitions.lineage_id == lineage_id)
+    db.execute(sa.insert(pins).from_select(["environment_id", "lineage_id", "definition_id"], latest))
 
 
 def environments_pinned_to(definition_id):
@@ -200,13 +213,15 @@ def update(definition, data):
     The definition as it is now: the new version when the content changed.
     """
     component_id = data.get("component_id", definition.component_id)
-    name = data.get("name", definition.name)
+    name, old_name = data.get("name", definition.name), definition.name
     if (component_id, name) != (definition.component_id, definition.name):
         if component_id != definition.component_id:
             _check_component(component_id)
         definition = storage.driver().rename(definition, name, component_id)
         check_unique_names(component_ids=[component_id])
-        pin_everywhere(definition)
+        repin(lineage_id=definition.lineage_id)
+        if name != old_name:
+            storage.driver().renamed(definition.lineage_id, old_name, name)
     if "content" in data and content_changes(definition, data["content"]):
         return _created(storage.driver().create(component_id, name, check_content(data["content"])))
     return definition

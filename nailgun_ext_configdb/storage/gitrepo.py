@@ -14,17 +14,22 @@ import time
 import uuid
 
 from dulwich.file import FileLocked
-from dulwich.lru_cache import LRUCache
+from dulwich.lru_cache import LRUSizeCache
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
-CACHED_BLOBS = 256
+#: bytes of blob content a process keeps (each blob is a stored version's YAML)
+CACHED_BYTES = 64 * 1024 * 1024
 MASTER = b"refs/heads/master"
+#: where a branch tip the database no longer knows is kept when the branch is set to the database's commit
+REPLACED = b"refs/replaced-heads/"
 FILE_MODE = 0o100644
 LOCK_WAITS = 500  # times 10 ms: how long another writer may hold the lock of an object or a ref
+#: how far back a branch move looks for the branch's commit (writers of one environment are never far apart)
+ANCESTRY_WALK = 1000
 
 _SHA = re.compile(r"[0-9a-f]{40}\Z")
-_blobs = LRUCache(CACHED_BLOBS)
+_blobs = LRUSizeCache(max_size=CACHED_BYTES, compute_size=len)
 _blobs_lock = threading.Lock()
 
 
@@ -34,10 +39,10 @@ def author_line(identity: str) -> bytes:
     return "{0} <{1}@configdb>".format(name, name.replace(" ", ".")).encode("utf-8", "replace")
 
 
-def _patiently(write, *args):
+def _patiently(write, *args, waits=LOCK_WAITS):
     """Run a dulwich write that takes a lock file: another writer holding it (storing the very same
     object, say: an identical document) only delays this one, which then finds the object in place."""
-    for _ in range(LOCK_WAITS):
+    for _ in range(waits):
         try:
             return write(*args)
         except FileLocked:
@@ -90,15 +95,15 @@ def _object(repo, sha, kind):
 
 
 def _descends(store, commit, ancestor):
-    """Whether `ancestor` is reachable from `commit` through parents."""
-    seen, todo = set(), [commit]
-    while todo:
-        sha = todo.pop()
+    """Whether `ancestor` is among the ANCESTRY_WALK nearest ancestors of `commit` (a linear history)."""
+    sha = commit
+    for _ in range(ANCESTRY_WALK):
         if sha == ancestor:
             return True
-        if sha not in seen:
-            seen.add(sha)
-            todo.extend(store[sha].parents)
+        parents = store[sha].parents
+        if not parents:
+            return False
+        sha = parents[0]
     return False
 
 
@@ -169,40 +174,31 @@ class Repository:
             sha = repo.refs.follow(branch)[1]
         return sha.decode() if sha else None
 
-    def advance(self, commit: str, branch: bytes = MASTER) -> bool:
-        """Move `branch` to `commit` if that is forward; compare-and-swap, so racing writers never rewind it."""
+    def advance(self, commit: str, branch: bytes = MASTER, waits: int = LOCK_WAITS) -> bool:
+        """Move `branch` to `commit`, the newest state the database knows; whether it moved.
+
+        Never backwards: a writer that lost a race finds the branch already past its commit. A branch
+        on another line than `commit` (the database restored from a backup, say) is set to `commit`, its
+        tip kept under ``refs/replaced-heads/``. Compare-and-swap, waiting at most `waits` times 10 ms for
+        another writer's lock file.
+        """
         with self._open() as repo:
             new = _object(repo, commit, b"commit").id
+            store = repo.object_store
             while True:
                 current = repo.refs.follow(branch)[1]
                 if current is None:
-                    if _patiently(repo.refs.add_if_new, branch, new):
+                    if _patiently(repo.refs.add_if_new, branch, new, waits=waits):
                         if repo.refs.follow(b"HEAD")[1] is None:
                             repo.refs.set_symbolic_ref(b"HEAD", branch)
                         return True
-                elif current == new or not _descends(repo.object_store, new, current):
+                    continue
+                if current == new or _descends(store, current, new):
                     return False
-                elif _patiently(repo.refs.set_if_equals, branch, current, new):
+                if not _descends(store, new, current):
+                    _patiently(repo.refs.__setitem__, REPLACED + current, current, waits=waits)
+                if _patiently(repo.refs.set_if_equals, branch, current, new, waits=waits):
                     return True
-
-    def log(self, branch: bytes = MASTER) -> list[dict]:
-        """The branch's commits, newest first (each has at most one parent, so this is the parent chain)."""
-        entries, sha = [], self.head(branch)
-        if sha is None:
-            return entries
-        with self._open() as repo:
-            while sha:
-                commit = repo.object_store[sha.encode()]
-                entries.append({"sha": sha, "author": commit.author.decode().rsplit(" <", 1)[0],
-                                "message": commit.message.decode(), "parents": [p.decode() for p in commit.parents]})
-                sha = entries[-1]["parents"][0] if commit.parents else None
-        return entries
-
-    def files_at(self, commit: str) -> dict[str, str]:
-        with self._open() as repo:
-            tree = _object(repo, commit, b"commit").tree
-            return {e.path.decode(): e.sha.decode() for e in repo.object_store.iter_tree_contents(tree)}
-
 
 def set_aside(root: str, path: str) -> str | None:
     """Keep a deleted environment's history rather than destroy it, under a name saying when it went."""

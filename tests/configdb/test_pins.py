@@ -632,3 +632,24 @@ def test_cdb004_pins_every_environment_of_a_cdb003_database_and_keeps_its_docume
     assert pins_of(app, 1) == {"astute": 2, "globals": 1, "plugin_a": 1, "fresh": 1}
     # a name is still unique in its component
     app.put_json(def_url(ids["globals"]), {"name": "astute"}, status=409)
+
+
+# --- moving a data source to another component ----------------------------------------------------------
+
+def test_a_data_source_moved_to_another_component_follows_the_components_environments(cdb, astute):
+    other = cdb.component("other", ["facts"])
+    second = cdb.environment(["other"])
+    # moved by its older version's id: environment 2 starts using it at its latest, environment 1 stops
+    cdb.app.put_json(def_url(astute["v1"]["id"]), {"component_id": other["id"]})
+    assert pins_of(cdb.app, second["id"]) == {"astute": 2, "facts": 1}
+    assert pins_of(cdb.app, 1) == {"globals": 1}
+    # nothing pins version 1 any more: it can go
+    cdb.app.delete(def_url(astute["v1"]["id"]), status=204)
+
+
+def test_any_live_version_id_writes_without_a_redirect_and_a_name_redirects_to_the_pinned_one(cdb, astute):
+    resp = cdb.app.put_json(cdb.url(1, astute["v2"]["id"]), {"deployment_id": "any"}, status=204)
+    assert "Location" not in resp.headers
+    redirect = cdb.app.put_json(cdb.url(1, "astute"), {"deployment_id": "any"}, status=308)
+    assert redirect.headers["Location"].endswith("/resources/{0}/values".format(astute["v1"]["id"]))
+    cdb.app.get(def_url(astute["v1"]["id"]), status=200)  # the pinned version: live

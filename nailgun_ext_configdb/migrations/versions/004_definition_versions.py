@@ -28,9 +28,10 @@ def upgrade():
     table = p + "resource_definitions"
     old_unique = next((found["name"] or "uq_{0}_component_id_name".format(table)
                        for found in sa.inspect(op.get_bind()).get_unique_constraints(table)
-                       if found["column_names"] == ["component_id", "name"]))
+                       if found["column_names"] == ["component_id", "name"]), None)
     with op.batch_alter_table(table, naming_convention=NAMING) as batch:
-        batch.drop_constraint(old_unique, type_="unique")
+        if old_unique is not None:
+            batch.drop_constraint(old_unique, type_="unique")
         batch.add_column(sa.Column("lineage_id", sa.Integer(), nullable=True))
         batch.add_column(sa.Column("version", sa.Integer(), nullable=False, server_default="1"))
         batch.add_column(sa.Column("created_at", sa.DateTime(), nullable=True))

@@ -26,6 +26,10 @@ def upgrade():
 
 def downgrade():
     p = _prefix()
+    documents = sa.table(p + "documents", sa.column("storage_ref"))
+    if op.get_bind().execute(sa.select(sa.func.count()).where(documents.c.storage_ref.isnot(None))).scalar():
+        raise RuntimeError("Documents are stored by the git driver: a downgrade would lose them (their content is "
+                           "not in the database)")
     for table in ("environments", "documents", "document_versions"):
         with op.batch_alter_table(p + table) as batch:
             batch.drop_column("storage_head" if table == "environments" else "storage_ref")

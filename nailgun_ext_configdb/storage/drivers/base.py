@@ -68,6 +68,10 @@ class Documents(abc.ABC):
         selects: forget their content."""
 
     @abc.abstractmethod
+    def renamed(self, lineage_id, old_name, new_name):
+        """The data source ``lineage_id`` is called ``new_name`` from now on (its documents stay)."""
+
+    @abc.abstractmethod
     def drop_environment(self, environment_id):
         """The environment is deleted (when the transaction commits)."""
 

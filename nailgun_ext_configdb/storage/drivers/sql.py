@@ -1,21 +1,14 @@
 """The SQL driver (the default): definitions and document contents in the host database's tables,
 on the request's session and transaction."""
-import datetime
-
 import sqlalchemy as sa
 from sqlalchemy import exc
 
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.db.sealed import reseal
-from nailgun_ext_configdb.models import Document, DocumentVersion, ResourceDefinition
+from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Document, DocumentVersion, ResourceDefinition, now
 from nailgun_ext_configdb.storage.drivers import base
 
-LIVE = ResourceDefinition.deleted_at.is_(None)
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 class SqlDefinitions(base.Definitions):
@@ -97,7 +90,7 @@ class SqlDefinitions(base.Definitions):
         return db.get(ResourceDefinition, definition.id)
 
     def delete(self, definition):
-        definition.deleted_at = _now()
+        definition.deleted_at = now()
         db.flush()
 
 
@@ -116,6 +109,9 @@ class SqlDocuments(base.Documents):
 
     def forget(self, environment_id, where, author):
         """Nothing to do: the content goes with the rows."""
+
+    def renamed(self, lineage_id, old_name, new_name):
+        """Nothing to do: documents name their data source by id."""
 
     def drop_environment(self, environment_id):
         """Nothing to do: the content goes with the rows."""

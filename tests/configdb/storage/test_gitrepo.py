@@ -27,6 +27,38 @@ def git(path, *args):
                           capture_output=True, check=True).stdout.decode()
 
 
+def log(repo, branch=gitrepo.MASTER):
+    """The branch's commits, newest first: sha, author (name), message, parents."""
+    entries, sha = [], repo.head(branch)
+    with Repo(repo.path) if repo.exists() else _none() as store:
+        while sha:
+            commit = store.object_store[sha.encode()]
+            entries.append({"sha": sha, "author": commit.author.decode().rsplit(" <", 1)[0],
+                            "message": commit.message.decode(), "parents": [p.decode() for p in commit.parents]})
+            sha = entries[-1]["parents"][0] if commit.parents else None
+    return entries
+
+
+class _none:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *_):
+        return False
+
+
+def files_at(repo, commit):
+    """``{path: blob sha}`` of a commit's tree; LookupError as the module raises for anything else."""
+    try:
+        with Repo(repo.path) as store:
+            found = store.object_store[commit.encode()] if re.fullmatch("[0-9a-f]{40}", commit or "") else None
+            if found is None or found.type_name != b"commit":
+                raise KeyError(commit)
+            return {e.path.decode(): e.sha.decode() for e in store.object_store.iter_tree_contents(found.tree)}
+    except (KeyError, ValueError, OSError) as exc:
+        raise LookupError(str(exc))
+
+
 @pytest.fixture
 def repo(tmp_path):
     return Repository(str(tmp_path / "env1"))
@@ -35,7 +67,7 @@ def repo(tmp_path):
 def test_nothing_exists_before_the_first_commit(repo, tmp_path):
     assert not repo.exists()
     assert repo.head() is None
-    assert repo.log() == []
+    assert log(repo) == []
     assert os.listdir(tmp_path) == []
     with pytest.raises(LookupError, match="no repository"):
         repo.read_blob("a" * 40)
@@ -45,7 +77,7 @@ def test_nested_paths_are_written_as_directories(repo):
     sha, written = repo.commit(None, {"a/b/c.yaml": b"c: 1\n", "top.yaml": b"t: 2\n"}, "alice", "first")
     assert repo.exists()
     assert set(written) == {"a/b/c.yaml", "top.yaml"}
-    assert repo.files_at(sha) == written
+    assert files_at(repo, sha) == written
     assert repo.read_blob(written["a/b/c.yaml"]) == b"c: 1\n"
     assert repo.head() is None, "commit() must not move any ref"
 
@@ -54,8 +86,8 @@ def test_a_chain_of_commits_keeps_the_files_it_does_not_touch(repo):
     first, one = repo.commit(None, {"a.yaml": b"1"}, "alice", "one")
     second, two = repo.commit(first, {"nodes/1/b.yaml": b"2"}, "alice", "two")
     third, three = repo.commit(second, {"a.yaml": b"3"}, "bob", "three")
-    assert repo.files_at(third) == {"a.yaml": three["a.yaml"], "nodes/1/b.yaml": two["nodes/1/b.yaml"]}
-    assert repo.files_at(first) == one
+    assert files_at(repo, third) == {"a.yaml": three["a.yaml"], "nodes/1/b.yaml": two["nodes/1/b.yaml"]}
+    assert files_at(repo, first) == one
     assert repo.read_blob(three["a.yaml"]) == b"3"
 
 
@@ -64,10 +96,10 @@ def test_removal_prunes_emptied_directories(repo):
     first, _ = repo.commit(None, {"a/b/c.yaml": b"1", "a/d.yaml": b"2", "e/f/g.yaml": b"3"}, "alice", "one")
     second, written = repo.commit(first, {"a/b/c.yaml": None, "e/f/g.yaml": None, "absent/x.yaml": None}, "a", "rm")
     assert written == {}
-    assert set(repo.files_at(second)) == {"a/d.yaml"}
+    assert set(files_at(repo, second)) == {"a/d.yaml"}
     assert git(repo.path, "ls-tree", "-r", "-t", "--name-only", second).split() == ["a", "a/d.yaml"]
     emptied, _ = repo.commit(second, {"a/d.yaml": None}, "alice", "all gone")
-    assert repo.files_at(emptied) == {}
+    assert files_at(repo, emptied) == {}
 
 
 @pytest.mark.parametrize("files", [
@@ -95,7 +127,7 @@ def test_missing_or_malformed_objects_raise_lookup_error(repo):
             repo.read_blob(bad)
     for bad in ("0" * 40, written["a/b.yaml"]):
         with pytest.raises(LookupError):
-            repo.files_at(bad)
+            files_at(repo, bad)
         with pytest.raises(LookupError):
             repo.commit(bad, {}, "alice", "on nothing")
         with pytest.raises(LookupError):
@@ -116,8 +148,8 @@ def test_remember_fills_the_cache_which_stays_bounded(repo):
     phantom = uuid.uuid4().hex + "0" * 8
     repo.remember(phantom, b"known to the writer")
     assert repo.read_blob(phantom) == b"known to the writer"
-    for _ in range(gitrepo.CACHED_BLOBS):
-        repo.remember(uuid.uuid4().hex + "0" * 8, b"other")
+    for _ in range(gitrepo.CACHED_BYTES // (1024 * 1024) + 1):
+        repo.remember(uuid.uuid4().hex + "0" * 8, b"o" * 1024 * 1024)
     with pytest.raises(LookupError):
         repo.read_blob(phantom)
 
@@ -131,10 +163,22 @@ def test_advance_only_moves_forward(repo):
     assert repo.head() == second
     assert not repo.advance(first), "an older commit"
     assert not repo.advance(second), "the current commit"
-    assert not repo.advance(sibling), "a commit that does not descend from the head"
     assert repo.head() == second
-    assert [(e["sha"], e["author"], e["message"], e["parents"]) for e in repo.log()] == [
+    assert [(e["sha"], e["author"], e["message"], e["parents"]) for e in log(repo)] == [
         (second, "alice", "two", [first]), (first, "alice", "one", [])]
+
+
+def test_a_branch_on_another_line_is_set_to_the_database_commit_and_kept_aside(repo):
+    """The database is the index: a commit that does not descend from the branch (the database was restored
+    from a backup, say) becomes the branch, whose tip stays reachable under refs/replaced-heads/."""
+    first, _ = repo.commit(None, {"a.yaml": b"1"}, "alice", "one")
+    second, _ = repo.commit(first, {"a.yaml": b"2"}, "alice", "two")
+    sibling, _ = repo.commit(first, {"a.yaml": b"fork"}, "bob", "fork")
+    assert repo.advance(second)
+    assert repo.advance(sibling)
+    assert repo.head() == sibling
+    assert repo.head(gitrepo.REPLACED + second.encode()) == second
+    assert not repo.advance(first), "still never backwards"
 
 
 @needs_git
@@ -180,17 +224,19 @@ def test_a_writer_waits_while_another_holds_the_object_lock(repo):
     assert repo.read_blob(written["b.yaml"]) == b"contended"
 
 
-def _write_and_advance(path, writer, rounds=10):
-    """One racing writer: commit on the head it sees, advance, start again from the new head when beaten."""
-    repo, moved = Repository(path), []
+def _write_and_advance(path, writer, lock, rounds=10):
+    """One writer as the driver writes: the commit is built on the last one under a lock (the environment's
+    row lock; the file ``last`` stands for its ``storage_head``), the branch is moved after the lock is let
+    go (after the database commit), racing the other writers' moves."""
+    repo, last = Repository(path), os.path.join(os.path.dirname(path), "last")
     for i in range(rounds):
-        while True:
+        with lock:
+            parent = open(last).read() if os.path.exists(last) else None
             files = {"shared.yaml": b"same for all", "w%d/%d.yaml" % (writer, i): b"%d" % i}
-            sha, _ = repo.commit(repo.head(), files, "w%d" % writer, "round %d" % i)
-            if repo.advance(sha):
-                moved.append(sha)
-                break
-    return moved
+            sha, _ = repo.commit(parent or None, files, "w%d" % writer, "round %d" % i)
+            with open(last, "w") as stream:
+                stream.write(sha)
+        repo.advance(sha)
 
 
 @needs_git
@@ -205,22 +251,25 @@ def test_racing_writers_never_move_the_branch_backwards(tmp_path, pool):
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    executor = (concurrent.futures.ThreadPoolExecutor(writers) if pool == "threads" else
-                concurrent.futures.ProcessPoolExecutor(writers, mp_context=multiprocessing.get_context("spawn")))
+    if pool == "threads":
+        executor, lock = concurrent.futures.ThreadPoolExecutor(writers), threading.Lock()
+    else:
+        context = multiprocessing.get_context("spawn")
+        manager = context.Manager()
+        executor, lock = concurrent.futures.ProcessPoolExecutor(writers, mp_context=context), manager.Lock()
     try:
         with executor:
-            moved = [sha for shas in executor.map(_write_and_advance, [path] * writers, range(writers))
-                     for sha in shas]
+            list(executor.map(_write_and_advance, [path] * writers, range(writers), [lock] * writers))
     finally:
         done.set()
         watcher.join()
-    chain = [entry["sha"] for entry in repo.log()][::-1]
-    assert sorted(chain) == sorted(moved) and len(chain) == writers * rounds
+    chain = [entry["sha"] for entry in log(repo)][::-1]
+    assert chain[-1] == open(tmp_path / "last").read(), "the branch ends at the last commit"
+    assert len(chain) == writers * rounds and not os.path.exists(os.path.join(path, "refs", "replaced-heads"))
     depths = [chain.index(sha) for sha in observed if sha is not None]
     assert depths == sorted(depths), "the branch moved backwards"
-    assert {path_ for sha in chain for path_ in repo.files_at(sha)} == set(repo.files_at(chain[-1]))
-    assert all(repo.read_blob(blob) for blob in repo.files_at(chain[-1]).values())
-    assert len(repo.files_at(chain[-1])) == writers * rounds + 1
+    assert all(repo.read_blob(blob) for blob in files_at(repo, chain[-1]).values())
+    assert len(files_at(repo, chain[-1])) == writers * rounds + 1
     git(path, "fsck", "--strict", "--full")
 
 
@@ -236,4 +285,4 @@ def test_set_aside_moves_the_repository_under_a_unique_name(tmp_path):
     assert aside[0] != aside[1]
     assert all(os.path.dirname(p) == os.path.join(root, "deleted") and os.path.basename(p).startswith("env1-")
                for p in aside)
-    assert Repository(aside[1]).files_at(sha) == {"a.yaml": Blob.from_string(b"1").id.decode()}
+    assert files_at(Repository(aside[1]), sha) == {"a.yaml": Blob.from_string(b"1").id.decode()}
