@@ -112,12 +112,13 @@ class EnvironmentPin(Base):
     """
 
     __tablename__ = PREFIX + "environment_pins"
+    __table_args__ = (sa.Index(PREFIX + "environment_pins_definition_id", "definition_id"),)
 
     environment_id: Mapped[int] = mapped_column(
         sa.ForeignKey(PREFIX + "environments.id", ondelete="CASCADE"), primary_key=True)
     lineage_id: Mapped[int] = mapped_column(primary_key=True)
     definition_id: Mapped[int] = mapped_column(
-        sa.ForeignKey(PREFIX + "resource_definitions.id", ondelete="CASCADE"), index=True)
+        sa.ForeignKey(PREFIX + "resource_definitions.id", ondelete="CASCADE"))
 
     definition: Mapped[ResourceDefinition] = orm.relationship(lazy="joined", viewonly=True)
 
