@@ -136,23 +136,16 @@ class GitDocuments(base.Documents):
         message = "{0} {1} of {2}, version {3}".format(
             document.kind, document.level_path or "(environment)", resource.name, stored.version)
         if document.storage_ref is not None:
-            sealed = _same_tokens(sealed, load(repository(environment.id).read_blob(document.storage_ref)))
+            sealed = _same_tokens(sealed, _stored_content(environment.id, document.storage_ref))
         blob = self._commit(environment, {path: dump(sealed)}, author, message)[path]
         document.data = stored.data = {}
         document.storage_ref = stored.storage_ref = blob
 
     def fill(self, environment_id, rows):
-        repo = repository(environment_id)
         for row in rows:
             if row.storage_ref is not None:
-                try:
-                    sealed = load(repo.read_blob(row.storage_ref))
-                except (LookupError, OSError):
-                    LOG.exception("Blob %s of environment %s", row.storage_ref, environment_id)
-                    raise errors.ServiceUnavailable(
-                        "The git storage of environment {0} lacks a stored version: restore {1}".format(
-                            environment_id, repo.path))
-                orm.attributes.set_committed_value(row, "data", sealing.unseal(sealed, host_secrets.keyset()))
+                orm.attributes.set_committed_value(row, "data", sealing.unseal(
+                    _stored_content(environment_id, row.storage_ref), host_secrets.keyset()))
 
     def _stored(self, where):
         """(document, its data source's name) of the git-stored documents ``where`` selects."""
@@ -173,12 +166,13 @@ class GitDocuments(base.Documents):
                                          .where(Document.resource_definition_id == lineage_id,
                                                 Document.storage_ref.isnot(None))).all():
             environment = db.get(Environment, environment_id, with_for_update=True)
-            repo, files = repository(environment_id), {}
+            files = {}
             for document in db.scalars(sa.select(Document).options(orm.defer(Document.data)).where(
                     Document.environment_id == environment_id, Document.resource_definition_id == lineage_id,
                     Document.storage_ref.isnot(None))).all():
                 files[file_path(old_name, document.level_path, document.kind)] = None
-                files[file_path(new_name, document.level_path, document.kind)] = repo.read_blob(document.storage_ref)
+                files[file_path(new_name, document.level_path, document.kind)] = _stored_blob(
+                    environment_id, document.storage_ref)
             self._commit(environment, files, None, "rename {0} to {1}".format(old_name, new_name))
 
     def drop_environment(self, environment_id):
@@ -192,9 +186,9 @@ class GitDocuments(base.Documents):
         for environment_id in db.scalars(sa.select(Document.environment_id).distinct().order_by(Document.environment_id)
                                          .where(where, Document.storage_ref.isnot(None))).all():
             environment = db.get(Environment, environment_id, with_for_update=not dry_run)
-            repo, files, documents = repository(environment_id), {}, {}
+            files, documents = {}, {}
             for document, name in self._stored(sa.and_(Document.environment_id == environment_id, where)):
-                value, renewed = sealing.reencrypt(load(repo.read_blob(document.storage_ref)), keyset)
+                value, renewed = sealing.reencrypt(_stored_content(environment_id, document.storage_ref), keyset)
                 classifier = classifiers.get(document.resource_definition_id)
                 if classifier is not None:
                     before = sealing.count_sealed(value)
@@ -216,6 +210,22 @@ class GitDocuments(base.Documents):
                     db.commit()
         counts["git"] = changed
         return counts
+
+
+def _stored_content(environment_id, ref):
+    """The sealed content of the blob ``ref`` of the environment's repository."""
+    return load(_stored_blob(environment_id, ref))
+
+
+def _stored_blob(environment_id, ref):
+    """The bytes of the blob ``ref`` of the environment's repository; 503 naming it when it is gone."""
+    repo = repository(environment_id)
+    try:
+        return repo.read_blob(ref)
+    except (LookupError, OSError):
+        LOG.exception("Blob %s of environment %s", ref, environment_id)
+        raise errors.ServiceUnavailable("The git repository of environment {0} lacks a stored version: restore "
+                                        "{1}".format(environment_id, repo.path))
 
 
 def _same_tokens(sealed, previous):

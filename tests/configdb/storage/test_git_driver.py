@@ -161,3 +161,17 @@ def test_a_misspelt_driver_stops_nailgun_api_at_start(migrated_db, db_url):
     assert started.returncode != 0
     assert "CONFIGDB.storage names no installed storage driver: gti" in started.stderr
     assert set(string.whitespace) & set(started.stderr.strip().splitlines()[-1]) <= {" "}
+
+
+def test_a_lost_repository_is_a_503_on_every_path_in_a_new_process(cdb, written, monkeypatch):
+    """Nothing cached: the reads, a write and a rename find the blobs gone and say which repository to restore."""
+    from nailgun_ext_configdb.storage import gitrepo
+
+    cdb.put(1, 1, {"b": 1}, levels="nodes/7/")
+    (written / "1.git").rename(written / "elsewhere.git")
+    monkeypatch.setattr(gitrepo, "_blobs", gitrepo.LRUSizeCache(max_size=gitrepo.CACHED_BYTES, compute_size=len))
+    for answer in (cdb.get(1, 1, status=503), cdb.get(1, 1, levels="nodes/7/", query="effective", status=503),
+                   cdb.put(1, 1, {"a": 2}, status=503),
+                   cdb.app.put_json(API + "/resource_definitions/1", {"name": "facts"}, status=503)):
+        assert str(written / "1.git") in answer.json["message"]
+    assert not (written / "1.git").exists()
