@@ -10,7 +10,7 @@ environments. ``env deployments`` lists the deployed sessions with their diffs.
 import os
 from urllib.parse import quote
 
-from cliff import command, lister, show
+from cliff import lister, show
 
 from nailgun_host.client import ClientMixin
 from nailgun_host.client.documents import Conflicts, Document, Documents, JSONValue, Lines, entries, label
