@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""ConfigDB's effective GET against the physical limit of the machine and server (issue 14's measure).
+
+Three targets are served by ``gunicorn -w 2`` on loopback and hit by the same load generator (``wrk``, Debian's
+package ``wrk``), in alternating rounds:
+
+- **static bytes**: a WSGI app that hands out, from memory, the very bytes and headers of ours (the limit);
+- **trivial handler**: ``GET /api/v1/version`` through this app's own request processors;
+- **ours**: ``GET .../environments/1/nodes/<n>/resources/astute/values?effective`` (a document at the
+  environment level merged with a small one at the node's), and its revalidation (``If-None-Match`` -> 304),
+  on SQLite and, with ``--pg-url``, on PostgreSQL.
+
+For documents of about 1 KB, 39 KB (the test fixtures' astute.yaml, 13 copies) and 1 MB it prints each target's
+median requests per second over the rounds, its ratio to static bytes and its p99 latency.
+
+    python benchmarks/effective_limits.py [--pg-url postgresql+psycopg://USER:PASSWORD@127.0.0.1/postgres] \\
+        [--seconds 5] [--rounds 3] [--connections 8] [--nodes 50]
+"""
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import requests
+import sqlalchemy as sa
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from nailgun_host.db import migration  # noqa: E402
+
+FIXTURE = os.path.join(ROOT, "tests", "configdb_clients", "fixtures", "hiera", "astute.yaml")
+SCRATCH_DB = "nailgun_effective_bench"
+STATIC_APP = '''
+import json, os
+with open(os.environ["STATIC_BODY"], "rb") as stream:
+    BODY = stream.read()
+HEADERS = json.loads(os.environ["STATIC_HEADERS"]) + [("Content-Length", str(len(BODY)))]
+def application(environ, start_response):
+    start_response("200 OK", HEADERS)
+    return [BODY]
+'''
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def gunicorn(app, env, directory):
+    port = free_port()
+    binary = shutil.which("gunicorn", path=os.path.dirname(sys.executable)) or shutil.which("gunicorn")
+    process = subprocess.Popen([binary, "-w", "2", "-b", "127.0.0.1:{0}".format(port), "--chdir", directory, app],
+                               env=dict(os.environ, **env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            time.sleep(0.1)
+        yield "http://127.0.0.1:{0}".format(port)
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@contextlib.contextmanager
+def database(pg_url, directory):
+    if not pg_url:
+        yield "sqlite:///" + os.path.join(directory, "nailgun.db")
+        return
+    admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(sa.text("DROP DATABASE IF EXISTS {0} WITH (FORCE)".format(SCRATCH_DB)))
+        connection.execute(sa.text("CREATE DATABASE " + SCRATCH_DB))
+    try:
+        yield sa.make_url(pg_url).set(database=SCRATCH_DB).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(sa.text("DROP DATABASE IF EXISTS {0} WITH (FORCE)".format(SCRATCH_DB)))
+        admin.dispose()
+
+
+def documents():
+    """``{label: document}`` of about 1 KB, 39 KB and 1 MB of JSON, made of the real astute.yaml's keys."""
+    with open(FIXTURE) as stream:
+        astute = yaml.safe_load(stream)
+    sized = {}
+    for label, size in (("1 KB", 1000), ("39 KB", 39000), ("1 MB", 1000000)):
+        document, copy = {}, 0
+        while len(json.dumps(document)) < size:
+            for key, value in astute.items():
+                document["{0}_{1}".format(key, copy) if copy else key] = value
+                if size < 2000 and len(json.dumps(document)) >= size:
+                    break
+            copy += 1
+        sized[label] = document
+    return sized
+
+
+def wrk(url, seconds, connections, headers=()):
+    """(requests per second, p99 latency in ms) of one wrk run."""
+    command = ["wrk", "-t", "2", "-c", str(connections), "-d", "{0}s".format(seconds), "--latency", url]
+    for header in headers:
+        command[1:1] = ["-H", header]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    if re.search(r"Non-2xx or 3xx responses: \d+", out):
+        raise RuntimeError("errors under load:\n" + out)
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", out).groups()
+    return rate, float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+
+
+def measure(targets, seconds, rounds, connections):
+    """``{name: (median req/s, median p99)}`` over ``rounds`` alternating rounds of every target."""
+    found = {name: [] for name in targets}
+    for _ in range(rounds):
+        for name, (url, headers) in targets.items():
+            found[name].append(wrk(url, seconds, connections, headers))
+    return {name: (statistics.median(r for r, _ in runs), statistics.median(p for _, p in runs))
+            for name, runs in found.items()}
+
+
+def load(api, document, nodes):
+    config = api + "/api/v1/config"
+    requests.post(config + "/components", json={"name": "fuel", "resource_definitions": [
+        {"name": "astute"}]}).raise_for_status()
+    requests.post(config + "/environments", json={"components": ["fuel"], "hierarchy_levels": ["nodes"]}
+                  ).raise_for_status()
+    requests.put(config + "/environments/1/resources/astute/values", json=document,
+                 allow_redirects=True).raise_for_status()
+    for node in range(1, nodes + 1):
+        requests.put(config + "/environments/1/nodes/{0}/resources/1/values".format(node),
+                     json={"uid": str(node), "fqdn": "node-{0}.domain.tld".format(node)}).raise_for_status()
+    return config + "/environments/1/nodes/{0}/resources/astute/values?effective".format(nodes // 2 or 1)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pg-url", help="also run on PostgreSQL (a user that may create databases)")
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--nodes", type=int, default=50)
+    args = parser.parse_args(argv)
+    if shutil.which("wrk") is None:
+        parser.error("wrk is not installed (apt-get install wrk)")
+    backends = [("SQLite", None)] + ([("PostgreSQL", args.pg_url)] if args.pg_url else [])
+    print("| document | database | target | req/s | x static | p99 ms |")
+    print("|---|---|---|---|---|---|")
+    for label, document in documents().items():
+        for backend, pg_url in backends:
+            with tempfile.TemporaryDirectory() as directory, database(pg_url, directory) as db_url:
+                migration.syncdb(db_url)
+                env = {"NAILGUN_DB_URL": db_url, "NAILGUN_KEY_REPOSITORY": os.path.join(directory, "keys")}
+                with gunicorn("nailgun_host.wsgi:application", env, ROOT) as ours:
+                    url = load(ours, document, args.nodes)
+                    answer = requests.get(url)
+                    answer.raise_for_status()
+                    body = os.path.join(directory, "body")
+                    with open(body, "wb") as stream:
+                        stream.write(answer.content)
+                    with open(os.path.join(directory, "static_app.py"), "w") as stream:
+                        stream.write(STATIC_APP)
+                    headers = [(name, answer.headers[name]) for name in ("Content-Type", "ETag")]
+                    with gunicorn("static_app:application", {"STATIC_BODY": body,
+                                                             "STATIC_HEADERS": json.dumps(headers)},
+                                  directory) as static:
+                        path = url[len(ours):]
+                        results = measure({
+                            "static bytes": (static + path, ()),
+                            "trivial handler (/version)": (ours + "/api/v1/version", ()),
+                            "effective GET": (url, ()),
+                            "revalidation (304)": (url, ("If-None-Match: " + answer.headers["ETag"],)),
+                        }, args.seconds, args.rounds, args.connections)
+            limit = results["static bytes"][0]
+            for name, (rate, p99) in results.items():
+                print("| {0} ({1} B) | {2} | {3} | {4:.0f} | {5:.2f}x | {6:.1f} |".format(
+                    label, len(answer.content), backend, name, rate, rate / limit, p99))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
