@@ -12,67 +12,22 @@ database. Every loop is bounded and the data is generated from a fixed seed.
 """
 import argparse
 import concurrent.futures
-import contextlib
 import os
 import random
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import time
 import zlib
 
 import requests
-import sqlalchemy as sa
 import yaml
 
 from nailgun_host.db import migration
+from servers import database, gunicorn
 
 SOURCES = ["astute", "globals", "override/plugins", "override/configuration/node",
            "override/configuration/role", "override/configuration/cluster", "override/node"]
 SCRATCH_DB = "nailgun_configdb_bench"
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def scratch_database(pg_url):
-    """A fresh database next to ``pg_url``'s, dropped afterwards."""
-    admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(sa.text("DROP DATABASE IF EXISTS " + SCRATCH_DB))
-        connection.execute(sa.text("CREATE DATABASE " + SCRATCH_DB))
-    url = sa.make_url(pg_url).set(database=SCRATCH_DB).render_as_string(hide_password=False)
-    try:
-        yield url
-    finally:
-        with admin.connect() as connection:
-            connection.execute(sa.text("DROP DATABASE IF EXISTS {0} WITH (FORCE)".format(SCRATCH_DB)))
-        admin.dispose()
-
-
-@contextlib.contextmanager
-def gunicorn(db_url, workers=2):
-    port = free_port()
-    binary = shutil.which("gunicorn", path=os.path.dirname(sys.executable)) or shutil.which("gunicorn")
-    process = subprocess.Popen([binary, "-w", str(workers), "-b", "127.0.0.1:{0}".format(port),
-                                "nailgun_host.wsgi:application"],
-                               env=dict(os.environ, NAILGUN_DB_URL=db_url),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(300):
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            time.sleep(0.1)
-        yield "http://127.0.0.1:{0}/api/v1".format(port)
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def blob(rng, size):
@@ -198,9 +153,10 @@ def main(argv=None):
     parser.add_argument("--requests", type=int, default=4000)
     parser.add_argument("--clients", type=int, default=4)
     args = parser.parse_args(argv)
-    with scratch_database(args.pg_url) as db_url:
+    with database(args.pg_url, SCRATCH_DB, None) as db_url:
         migration.syncdb(db_url)
-        with gunicorn(db_url) as api:
+        with gunicorn("nailgun_host.wsgi:application", {"NAILGUN_DB_URL": db_url}) as server:
+            api = server + "/api/v1"
             with requests.Session() as http:
                 env_id, fqdns = setup_cluster(http, api, args.nodes)
             ids, load_time, uploads = load(api, env_id, fqdns, args.clients)

@@ -17,23 +17,20 @@ median requests per second over the rounds, its ratio to static bytes and its p9
         [--seconds 5] [--rounds 3] [--connections 8] [--nodes 50]
 """
 import argparse
-import contextlib
 import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import requests
-import sqlalchemy as sa
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from servers import ROOT, database, gunicorn
+
 sys.path.insert(0, ROOT)
 
 from nailgun_host.db import migration  # noqa: E402
@@ -49,46 +46,6 @@ def application(environ, start_response):
     start_response("200 OK", HEADERS)
     return [BODY]
 '''
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def gunicorn(app, env, directory):
-    port = free_port()
-    binary = shutil.which("gunicorn", path=os.path.dirname(sys.executable)) or shutil.which("gunicorn")
-    process = subprocess.Popen([binary, "-w", "2", "-b", "127.0.0.1:{0}".format(port), "--chdir", directory, app],
-                               env=dict(os.environ, **env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(300):
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            time.sleep(0.1)
-        yield "http://127.0.0.1:{0}".format(port)
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-@contextlib.contextmanager
-def database(pg_url, directory):
-    if not pg_url:
-        yield "sqlite:///" + os.path.join(directory, "nailgun.db")
-        return
-    admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(sa.text("DROP DATABASE IF EXISTS {0} WITH (FORCE)".format(SCRATCH_DB)))
-        connection.execute(sa.text("CREATE DATABASE " + SCRATCH_DB))
-    try:
-        yield sa.make_url(pg_url).set(database=SCRATCH_DB).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(sa.text("DROP DATABASE IF EXISTS {0} WITH (FORCE)".format(SCRATCH_DB)))
-        admin.dispose()
 
 
 def documents():
@@ -160,10 +117,10 @@ def main(argv=None):
     print("|---|---|---|---|---|---|")
     for label, document in documents().items():
         for backend, pg_url in backends:
-            with tempfile.TemporaryDirectory() as directory, database(pg_url, directory) as db_url:
+            with tempfile.TemporaryDirectory() as directory, database(pg_url, SCRATCH_DB, directory) as db_url:
                 migration.syncdb(db_url)
                 env = {"NAILGUN_DB_URL": db_url, "NAILGUN_KEY_REPOSITORY": os.path.join(directory, "keys")}
-                with gunicorn("nailgun_host.wsgi:application", env, ROOT) as ours:
+                with gunicorn("nailgun_host.wsgi:application", env) as ours:
                     url = load(ours, document, args.nodes)
                     answer = requests.get(url)
                     answer.raise_for_status()
@@ -175,7 +132,7 @@ def main(argv=None):
                     headers = [(name, answer.headers[name]) for name in ("Content-Type", "ETag")]
                     with gunicorn("static_app:application", {"STATIC_BODY": body,
                                                              "STATIC_HEADERS": json.dumps(headers)},
-                                  directory) as static:
+                                  cwd=directory) as static:
                         path = url[len(ours):]
                         results = measure({
                             "static bytes": (static + path, ()),

@@ -9,66 +9,17 @@ ratio to SQL.
     python benchmarks/storage_drivers.py [--writes 200] [--reads 500] [--pg-url postgresql+psycopg://...]
 """
 import argparse
-import contextlib
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 
 import requests
-import sqlalchemy as sa
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from servers import ROOT, database, nailgun_api
+
 FIXTURE = os.path.join(ROOT, "tests", "configdb_clients", "fixtures", "hiera", "astute.yaml")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def server(db_url, storage, directory):
-    port = free_port()
-    env = dict(os.environ, NAILGUN_CONFIGDB_STORAGE=storage,
-               NAILGUN_CONFIGDB_GIT_ROOT=os.path.join(directory, "git"),
-               NAILGUN_KEY_REPOSITORY=os.path.join(directory, "keys"))
-    process = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
-                                "--db-url", db_url, "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    base = "http://127.0.0.1:{0}/api/v1/config".format(port)
-    try:
-        for _ in range(300):
-            with contextlib.suppress(requests.ConnectionError):
-                requests.get(base.replace("/config", "/version"), timeout=1)
-                break
-            time.sleep(0.1)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-@contextlib.contextmanager
-def database(pg_url, name, directory):
-    if not pg_url:
-        yield "sqlite:///" + os.path.join(directory, "nailgun.db")
-        return
-    admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(sa.text("DROP DATABASE IF EXISTS {0} WITH (FORCE)".format(name)))
-        connection.execute(sa.text("CREATE DATABASE {0}".format(name)))
-    try:
-        yield sa.make_url(pg_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(sa.text("DROP DATABASE IF EXISTS {0} WITH (FORCE)".format(name)))
-        admin.dispose()
 
 
 def timed(call, count):
@@ -112,7 +63,10 @@ def main():
     for storage in ("sql", "git"):
         with tempfile.TemporaryDirectory() as directory, \
                 database(args.pg_url, "nailgun_storage_bench_" + storage, directory) as db_url, \
-                server(db_url, storage, directory) as base:
+                nailgun_api(db_url, {"NAILGUN_CONFIGDB_STORAGE": storage,
+                                     "NAILGUN_CONFIGDB_GIT_ROOT": os.path.join(directory, "git"),
+                                     "NAILGUN_KEY_REPOSITORY": os.path.join(directory, "keys")}) as server:
+            base = server + "/api/v1/config"
             results[storage] = measure(base, astute, args.writes, args.reads)
     print("| request | sql (ms) | git (ms) | git / sql |")
     print("|---|---|---|---|")
