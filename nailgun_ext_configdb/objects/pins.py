@@ -27,10 +27,11 @@ def _used(environment_id):
 
 
 def resolve(environment, ref):
-    """The ``Resource`` ``ref`` (a name, or the id of any live version) as the environment uses it, in
-    one query; 404 when none of its components has it, 409 when two do."""
-    ref_id = parse_id(ref)  # the id of a deleted version still names its data source
-    lineage = sa.select(ResourceDefinition.lineage_id).where(ResourceDefinition.id == ref_id if ref_id is not None else ResourceDefinition.name == ref)
+    """The ``Resource`` ``ref`` (a name, or the id of any of its versions, deleted ones too) as the environment
+    uses it, in one query; 404 when none of its components has it, 409 when two do."""
+    ref_id = parse_id(ref)
+    named = ResourceDefinition.id == ref_id if ref_id is not None else ResourceDefinition.name == ref
+    lineage = sa.select(ResourceDefinition.lineage_id).where(named)
     rows = db.execute(_used(environment.id).where(ResourceDefinition.lineage_id.in_(lineage))
                       .order_by(ResourceDefinition.lineage_id, ResourceDefinition.version)).all()
     lineages = {}
