@@ -39,12 +39,16 @@ FIXTURE = os.path.join(ROOT, "tests", "configdb_clients", "fixtures", "hiera", "
 SCRATCH_DB = "nailgun_effective_bench"
 STATIC_APP = '''
 import json, os
-with open(os.environ["STATIC_BODY"], "rb") as stream:
-    BODY = stream.read()
-HEADERS = json.loads(os.environ["STATIC_HEADERS"]) + [("Content-Length", str(len(BODY)))]
+with open(os.environ["STATIC_ANSWERS"]) as stream:
+    ANSWERS = {}
+    for target, (body_file, headers) in json.load(stream).items():
+        with open(body_file, "rb") as body:
+            data = body.read()
+        ANSWERS[target] = (data, [tuple(h) for h in headers] + [("Content-Length", str(len(data)))])
 def application(environ, start_response):
-    start_response("200 OK", HEADERS)
-    return [BODY]
+    body, headers = ANSWERS[environ["PATH_INFO"] + "?" + environ.get("QUERY_STRING", "")]
+    start_response("200 OK", headers)
+    return [body]
 '''
 
 
@@ -89,6 +93,7 @@ def measure(targets, seconds, rounds, connections):
 
 
 def load(api, document, nodes):
+    """The environment, its documents and ``{variant: path?query}`` of the reads measured."""
     config = api + "/api/v1/config"
     requests.post(config + "/components", json={"name": "fuel", "resource_definitions": [
         {"name": "astute"}]}).raise_for_status()
@@ -99,7 +104,11 @@ def load(api, document, nodes):
     for node in range(1, nodes + 1):
         requests.put(config + "/environments/1/nodes/{0}/resources/1/values".format(node),
                      json={"uid": str(node), "fqdn": "node-{0}.domain.tld".format(node)}).raise_for_status()
-    return config + "/environments/1/nodes/{0}/resources/astute/values?effective".format(nodes // 2 or 1)
+    node = "/api/v1/config/environments/1/nodes/{0}/resources/".format(nodes // 2 or 1)
+    return {"effective GET (by name)": node + "astute/values?effective",
+            "effective GET (by id)": node + "1/values?effective",
+            "effective GET, show_lookup": node + "astute/values?effective&show_lookup",
+            "plain GET (environment level)": "/api/v1/config/environments/1/resources/astute/values?"}
 
 
 def main(argv=None):
@@ -109,41 +118,54 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--nodes", type=int, default=50)
+    parser.add_argument("--sizes", nargs="+", default=["1 KB", "39 KB", "1 MB"], choices=["1 KB", "39 KB", "1 MB"])
+    parser.add_argument("--no-sqlite", action="store_true", help="only PostgreSQL")
     args = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         parser.error("wrk is not installed (apt-get install wrk)")
-    backends = [("SQLite", None)] + ([("PostgreSQL", args.pg_url)] if args.pg_url else [])
-    print("| document | database | target | req/s | x static | p99 ms |")
+    backends = ([] if args.no_sqlite else [("SQLite", None)]) + ([("PostgreSQL", args.pg_url)] if args.pg_url else [])
+    print("| document | database | read | req/s | x its static bytes | p99 ms (static's) |")
     print("|---|---|---|---|---|---|")
     for label, document in documents().items():
+        if label not in args.sizes:
+            continue
         for backend, pg_url in backends:
             with tempfile.TemporaryDirectory() as directory, database(pg_url, SCRATCH_DB, directory) as db_url:
                 migration.syncdb(db_url)
                 env = {"NAILGUN_DB_URL": db_url, "NAILGUN_KEY_REPOSITORY": os.path.join(directory, "keys")}
                 with gunicorn("nailgun_host.wsgi:application", env) as ours:
-                    url = load(ours, document, args.nodes)
-                    answer = requests.get(url)
-                    answer.raise_for_status()
-                    body = os.path.join(directory, "body")
-                    with open(body, "wb") as stream:
-                        stream.write(answer.content)
+                    reads = load(ours, document, args.nodes)
+                    answers, static_answers = {}, {}
+                    for number, (name, path) in enumerate(reads.items()):
+                        answer = answers[name] = requests.get(ours + path)
+                        answer.raise_for_status()
+                        body = os.path.join(directory, "body{0}".format(number))
+                        with open(body, "wb") as stream:
+                            stream.write(answer.content)
+                        static_answers[path if "?" in path else path + "?"] = [
+                            body, [(h, answer.headers[h]) for h in ("Content-Type", "ETag")]]
+                    with open(os.path.join(directory, "answers.json"), "w") as stream:
+                        json.dump(static_answers, stream)
                     with open(os.path.join(directory, "static_app.py"), "w") as stream:
                         stream.write(STATIC_APP)
-                    headers = [(name, answer.headers[name]) for name in ("Content-Type", "ETag")]
-                    with gunicorn("static_app:application", {"STATIC_BODY": body,
-                                                             "STATIC_HEADERS": json.dumps(headers)},
+                    with gunicorn("static_app:application", {"STATIC_ANSWERS": os.path.join(directory, "answers.json")},
                                   cwd=directory) as static:
-                        path = url[len(ours):]
-                        results = measure({
-                            "static bytes": (static + path, ()),
-                            "trivial handler (/version)": (ours + "/api/v1/version", ()),
-                            "effective GET": (url, ()),
-                            "revalidation (304)": (url, ("If-None-Match: " + answer.headers["ETag"],)),
-                        }, args.seconds, args.rounds, args.connections)
-            limit = results["static bytes"][0]
+                        first = next(iter(reads))
+                        targets = {"trivial handler (/version)": (ours + "/api/v1/version", ())}
+                        for name, path in reads.items():
+                            targets["static: " + name] = (static + path, ())
+                            targets[name] = (ours + path, ())
+                        targets["revalidation (304) of " + first] = (
+                            ours + reads[first], ("If-None-Match: " + answers[first].headers["ETag"],))
+                        results = measure(targets, args.seconds, args.rounds, args.connections)
             for name, (rate, p99) in results.items():
-                print("| {0} ({1} B) | {2} | {3} | {4:.0f} | {5:.2f}x | {6:.1f} |".format(
-                    label, len(answer.content), backend, name, rate, rate / limit, p99))
+                if name.startswith("static: "):
+                    continue
+                reference = "static: " + (name if name in reads else first)
+                limit, limit_p99 = results[reference]
+                size = len(answers[name].content) if name in answers else len(answers[first].content)
+                print("| {0} ({1} B) | {2} | {3} | {4:.0f} | {5:.2f}x | {6:.1f} ({7:.1f}) |".format(
+                    label, size, backend, name, rate, rate / limit, p99, limit_p99), flush=True)
 
 
 if __name__ == "__main__":

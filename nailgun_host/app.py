@@ -4,7 +4,8 @@ Every request passes through ``handle_request`` before its handler. It is the on
 place for what applies to all of them: the per-request database transaction (commit
 on success, roll back on any error), turning every error into a JSON body (a database
 that is down or not migrated is the deployment's fault: 503 with ``Retry-After``).
-Authentication wraps the whole application (``nailgun_host.auth.middleware``), and each
+Authentication wraps the whole application (``nailgun_host.auth.middleware``), answers of
+routes that declare a fingerprint may be replayed from memory (``nailgun_host.read_cache``), and each
 handler asks the policy before it runs (``api.base.BaseHandler``). The body size cap is enforced where the
 body is read (``api.base.request_body``).
 """
@@ -16,7 +17,7 @@ import sqlalchemy.exc
 import web
 from oslo_serialization import jsonutils
 
-from nailgun_host import errors, policy
+from nailgun_host import errors, policy, read_cache
 from nailgun_host.api import base
 from nailgun_host.api.meta import APIRootHandler
 from nailgun_host.auth import middleware as auth_middleware
@@ -239,7 +240,9 @@ def build_wsgi(extensions=None):
     extensions = get_all_extensions() if extensions is None else extensions
     for extension in extensions:
         extension.check_settings()  # and settings an extension cannot work with
-    wsgi = auth_middleware.build(build_app(extensions).wsgifunc(), settings["AUTH"])
+    routes, _ = collect_routes(extensions)
+    wsgi = auth_middleware.build(read_cache.build(build_app(extensions).wsgifunc(), routes, PREFIXES),
+                                 settings["AUTH"])
 
     def application(environ, start_response):
         environ["PATH_INFO"] = _decoded_path(environ)

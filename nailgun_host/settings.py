@@ -45,6 +45,10 @@ DEFAULTS = {
         "max_wait": 60,  # the longest ?wait= in seconds
         "thread_waiters": 2,  # waiting requests per process a thread-per-request server may hold
     },
+    # answers of GETs replayed from memory while their state is unchanged: nailgun_host.read_cache
+    "READ_CACHE": {
+        "max_bytes": 64 * 1024 * 1024,  # bodies kept per process, least recently used out first; 0: no cache
+    },
     # secrets at rest and who sees them: README "Secrets"; nailgun_host.secrets
     "SECRETS": {
         "key_repository": None,  # None: fernet-keys next to SQLITE_PATH; production: /etc/nailgun/fernet-keys
@@ -143,7 +147,7 @@ def _check_sessions(sessions):
 
 
 #: sections whose unknown keys are refused: a misspelt limit must not silently keep the default
-CHECKED_SECTIONS = ("SESSIONS", "FEED")
+CHECKED_SECTIONS = ("SESSIONS", "FEED", "READ_CACHE")
 
 
 class Settings(dict):

@@ -108,9 +108,11 @@ class Target:
         """A strong ETag of an effective GET, from the versions it merges rather than its body.
 
         Revalidation (If-None-Match) then costs one light query and no merge. Masked and clear
-        answers differ, so whether secrets are shown is part of it.
+        answers differ, so whether secrets are shown is part of it, and so is what the data source's
+        live versions mark secret (a new version can mask a leaf without any document changing).
         """
-        state = [web.ctx.path, sorted(params.items()), sees_secrets(), self.environment.id,
+        state = [web.ctx.path, sorted(params.items()), sees_secrets(), self.resource.secret_schemas,
+                 self.environment.id,
                  self.environment.created_at.isoformat(), self.path,
                  [list(head) for head in document_obj.heads(self.environment.id, self.resource.id,
                                                             levels.prefixes(self.pairs))]]

@@ -27,12 +27,15 @@ HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _PLACEHOLDER = re.compile(r"<([a-z_]+)>")
 
 
-def route(template, handler, **patterns):
+def route(template, handler, fingerprint=None, **patterns):
     """A URL map entry ``{"uri": regex, "handler": class, "template": template, "patterns": patterns}``.
 
     ``template`` is the path as the README shows it, e.g. ``/clusters/<cluster_id>/model``.
     A placeholder named ``id`` or ``*_id`` is an id (``validation.ID_PATTERN``); any other
     needs its regex in ``patterns``. A trailing slash is always optional, as in Nailgun.
+
+    ``fingerprint``: the GET answers of this route may be replayed from memory while it returns the
+    same (``nailgun_host.read_cache`` says what it must cover); the entry then has it too.
     """
     def placeholder(match):
         name = match.group(1)
@@ -43,7 +46,10 @@ def route(template, handler, **patterns):
         raise ValueError("No pattern for <{0}> in {1}".format(name, template))
 
     regex = _PLACEHOLDER.sub(placeholder, re.escape(template).replace(r"\<", "<").replace(r"\>", ">"))
-    return {"uri": regex.rstrip("/") + "/?", "handler": handler, "template": template, "patterns": patterns}
+    entry = {"uri": regex.rstrip("/") + "/?", "handler": handler, "template": template, "patterns": patterns}
+    if fingerprint is not None:
+        entry["fingerprint"] = fingerprint
+    return entry
 
 
 def status_line(code):

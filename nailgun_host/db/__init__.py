@@ -66,19 +66,22 @@ def _sqlite_pragmas(dbapi_connection, _record):
     cursor.close()
 
 
-def make_engine(url):
+def make_engine(url, autocommit=False):
     """An engine for ``url``; SQLite gets foreign keys, WAL and thread sharing.
 
+    ``autocommit``: unpooled connections on which every statement commits alone (``StatementReader``).
     Its errors and logs never show a statement's parameters: they may be values a client sent."""
     url = sa.make_url(url)
+    options = {"poolclass": sa.pool.NullPool, "isolation_level": "AUTOCOMMIT"} if autocommit else {}
     if url.get_backend_name() == "sqlite":
         if url.database and url.database != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(url.database)), exist_ok=True)
-        engine = sa.create_engine(url, connect_args={"check_same_thread": False}, hide_parameters=True)
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False}, hide_parameters=True, **options)
         event.listen(engine, "connect", _sqlite_pragmas)
-        event.listen(engine, "begin", _sqlite_begin)
+        if not autocommit:
+            event.listen(engine, "begin", _sqlite_begin)
         return engine
-    return sa.create_engine(url, pool_pre_ping=True, hide_parameters=True)
+    return sa.create_engine(url, pool_pre_ping=not autocommit, hide_parameters=True, **options)
 
 
 def configure(url):
@@ -96,3 +99,79 @@ def get_engine():
     if _engine is None:
         raise RuntimeError("the database is not configured: call nailgun_host.db.configure(url)")
     return _engine
+
+
+class StatementFailed(Exception):
+    """The database did not answer a ``StatementReader`` statement (down, busy, not migrated)."""
+
+
+class StatementReader:
+    """Single statements outside any transaction, each on its thread's own autocommit connection.
+
+    For the one query a cached read asks on every request (``nailgun_host.read_cache``): no pool
+    checkout, no ping, no BEGIN or ROLLBACK, and the statement compiled once per engine. The
+    connections follow ``configure`` (a new engine gets new ones); a failed statement drops its
+    connection, and the next one connects again. An in-memory SQLite database, which another
+    connection would not see, has no reader (``available`` is False).
+    """
+
+    def __init__(self):
+        #: statements run so far in this process (the test suite counts them with the ORM's)
+        self.executed = 0
+        self._engines = {}  # configured engine -> its autocommit engine (at most one live)
+        self._lock = threading.Lock()
+        self._forget_connections()
+        os.register_at_fork(after_in_child=self._forget_connections)  # a parent's are not a worker's
+
+    def _forget_connections(self):
+        self._local = threading.local()
+        self._engines = {}
+
+    @staticmethod
+    def available():
+        url = get_engine().url
+        return not (url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"))
+
+    def _connection(self):
+        engine = get_engine()
+        local = self._local
+        if getattr(local, "engine", None) is not engine:
+            with self._lock:
+                if engine not in self._engines:
+                    for old in self._engines.values():
+                        old.dispose()
+                    self._engines = {engine: make_engine(engine.url, autocommit=True)}
+                autocommit = self._engines[engine]
+            local.connection, local.engine, local.compiled = autocommit.raw_connection(), engine, {}
+        return local
+
+    def first(self, statement, **params):
+        """The first row of ``statement`` (a Core select with named bind parameters) as a tuple, or None."""
+        local = self._connection()
+        known = local.compiled.get(statement)
+        if known is None:
+            compiled = statement.compile(dialect=local.engine.dialect)
+            known = local.compiled[statement] = (compiled.string,
+                                                 {name: bind.value for name, bind in compiled.binds.items()},
+                                                 compiled.positiontup if compiled.positional else None)
+        sql, values, order = known
+        values = dict(values, **params)
+        if order is not None:
+            values = [values[name] for name in order]
+        self.executed += 1
+        try:
+            cursor = local.connection.cursor()
+            try:
+                cursor.execute(sql, values)
+                row = cursor.fetchone()
+            finally:
+                cursor.close()
+        except local.engine.dialect.loaded_dbapi.Error as exc:
+            local.connection.invalidate()
+            local.engine = None
+            raise StatementFailed(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+        return tuple(row) if row is not None else None
+
+
+#: the process's reader of single statements (``nailgun_host.read_cache``'s fingerprints)
+statement_reader = StatementReader()

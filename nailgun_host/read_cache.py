@@ -1,0 +1,229 @@
+"""GET answers replayed from memory while what they were computed from is unchanged.
+
+The product's hot read (Hiera and lifecycle tools reading effective values) asks for the same
+answer many times between changes that come a few times a day. A route may declare a
+``fingerprint`` (``api.base.route``): a function of a ``StatementReader``-like ``first`` and the
+URL's groups that reads, in one cheap statement, everything the route's answers depend on, or None
+when it cannot tell. The first GET of a URL is answered by the application as usual and its 200
+answer (body, headers, ETag) is kept; later GETs of the same URL and query by identities that see
+the same (secrets shown, or masked) get those bytes while the fingerprint read for them is equal,
+and a 304 for a matching ``If-None-Match``, without the web framework, the ORM or any decoding.
+
+Why no write can leave a stale answer, on any worker or host: every request reads the fingerprint
+itself, after any write whose answer was sent has committed, and is served only an answer kept
+under an equal fingerprint. An answer is kept under the fingerprint read *before* the application
+computed it, so it can only be newer than that state, and reaches only requests that read the same
+state (concurrent with the write). Fingerprints never repeat a past state (revisions and
+generations only grow).
+
+Everything else goes to the application untouched: other methods, a request in a configuration
+session (``X-Configuration-Session``), an identity the route's read rule refuses, any answer but
+200, and every request when the database cannot be asked. Memory: at most
+``READ_CACHE.max_bytes`` of bodies per process, least recently used out first.
+"""
+import collections
+import logging
+import re
+import threading
+
+from nailgun_host import auth, policy
+from nailgun_host.db import StatementFailed, statement_reader
+from nailgun_host.settings import settings
+
+LOG = logging.getLogger(__name__)
+SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
+#: paths whose route is remembered (then forgotten all at once)
+ROUTED_PATHS = 10000
+#: answers larger than this share of the budget are not kept (one would push out all the others)
+LARGEST_SHARE = 4
+
+
+def none_match(header, tag):
+    """Whether an ``If-None-Match`` value names ``tag`` (weak comparison, ``*`` for any)."""
+    tags = [t.strip() for t in header.split(",") if t.strip()]
+    return any(t == "*" or (t[2:] if t.startswith("W/") else t) == tag for t in tags)
+
+
+def _web_path(environ):
+    """The path web.py routes (``web.application.load``), or None where it would take another one."""
+    if environ.get("SERVER_SOFTWARE", "").startswith(("lighttpd/", "nginx/")):
+        return None
+    path = environ.get("PATH_INFO", "")
+    try:
+        return path.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return path
+
+
+class Answer:
+    __slots__ = ("fingerprint", "headers", "body", "etag", "size")
+
+    def __init__(self, fingerprint, headers, body):
+        self.fingerprint = fingerprint
+        self.body = body
+        self.headers = [(k, v) for k, v in headers if k.lower() != "content-length"] + [
+            ("Content-Length", str(len(body)))]
+        self.etag = next((v for k, v in headers if k.lower() == "etag"), None)
+        self.size = len(body) + 200
+
+
+class AnswerStore:
+    """Answers by request key, least recently used out first, within ``max_bytes``."""
+
+    def __init__(self, max_bytes):
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.hits = self.misses = 0
+        self._answers = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            answer = self._answers.get(key)
+            if answer is not None:
+                self._answers.move_to_end(key)
+            return answer
+
+    def put(self, key, answer):
+        if answer.size * LARGEST_SHARE > self.max_bytes:
+            return
+        with self._lock:
+            old = self._answers.pop(key, None)
+            if old is not None:
+                self.size -= old.size
+            self._answers[key] = answer
+            self.size += answer.size
+            while self.size > self.max_bytes:
+                _, dropped = self._answers.popitem(last=False)
+                self.size -= dropped.size
+
+    def __len__(self):
+        return len(self._answers)
+
+
+class CachedRoute:
+    """A route whose GET answers may be replayed: its regexes, read rule and fingerprint."""
+
+    def __init__(self, patterns, rule, fingerprint):
+        self.patterns = patterns
+        self.rule = rule
+        self.fingerprint = fingerprint
+
+
+class ReadCache:
+    """WSGI middleware in front of the application (behind authentication): see the module."""
+
+    def __init__(self, app, routes, prefixes, max_bytes, reader=None):
+        self.app = app
+        self.store = AnswerStore(max_bytes)
+        self.reader = reader or statement_reader
+        # web.py takes the first route that matches, in order: so does ``_route``
+        self._routes = []
+        for entry in routes:
+            patterns = [re.compile(prefix + entry["uri"] + r"\Z") for prefix in prefixes]
+            cached = None
+            if "fingerprint" in entry:
+                cached = CachedRoute(patterns, entry["handler"].policy_rule("GET"), entry["fingerprint"])
+            self._routes.append((patterns, cached))
+        self._cached = [cached for _, cached in self._routes if cached is not None]
+        self._routed = {}
+
+    def _route(self, path):
+        """The cached route that answers ``path`` and its groups, or None (another route answers it).
+
+        Remembered per path (the same few are read over and over), up to ``ROUTED_PATHS`` of them."""
+        found = self._routed.get(path, self)
+        if found is not self:
+            return found
+        found = None
+        if any(p.match(path) for route in self._cached for p in route.patterns):
+            found = next(((cached, match.groups()) if cached is not None else None
+                          for patterns, cached in self._routes for match in map(lambda p: p.match(path), patterns)
+                          if match), None)
+        if len(self._routed) >= ROUTED_PATHS:
+            self._routed.clear()
+        self._routed[path] = found
+        return found
+
+    def _key(self, environ):
+        """(route, groups, key) of a request whose answer may be replayed, or None."""
+        if environ.get("REQUEST_METHOD") != "GET" or SESSION_HEADER in environ:
+            return None
+        path = _web_path(environ)
+        found = self._route(path) if path is not None else None
+        identity = environ.get(auth.ENVIRON_KEY)
+        if found is None or identity is None:
+            return None
+        route, groups = found
+        try:
+            if not policy.allowed(route.rule, identity):
+                return None  # the application refuses it, in its words
+            shown = policy.allowed(policy.READ_SECRETS, identity)
+        except Exception:  # a policy file that cannot be used: the application answers 503
+            return None
+        return route, groups, (path, environ.get("QUERY_STRING", ""), shown)
+
+    def _fingerprint(self, route, groups):
+        try:
+            return route.fingerprint(self.reader.first, *groups)
+        except StatementFailed:  # the database cannot be asked now: the application says how it fails
+            return None
+        except Exception:
+            LOG.exception("The read cache cannot tell the state of %s; the application answers", route.rule)
+            return None
+
+    def __call__(self, environ, start_response):
+        found = self._key(environ) if self.store.max_bytes and self.reader.available() else None
+        if found is None:
+            return self.app(environ, start_response)
+        route, groups, key = found
+        fingerprint = self._fingerprint(route, groups)
+        if fingerprint is None:
+            return self.app(environ, start_response)
+        answer = self.store.get(key)
+        if answer is not None and answer.fingerprint == fingerprint:
+            self.store.hits += 1
+            return self._send(answer, environ, start_response)
+        self.store.misses += 1
+        return self._compute(key, fingerprint, environ, start_response)
+
+    def _compute(self, key, fingerprint, environ, start_response):
+        """The application's answer, kept when it is a 200; ``If-None-Match`` is then applied here,
+        so that a revalidation also leaves the whole answer behind."""
+        wanted = environ.pop("HTTP_IF_NONE_MATCH", None)
+        given = {}
+
+        def capture(status, headers, exc_info=None):
+            given.update(status=status, headers=list(headers))
+            return lambda data: given.setdefault("written", []).append(data)
+
+        result = self.app(environ, capture)
+        try:
+            body = b"".join(given.get("written", [])) + b"".join(result)
+        finally:
+            if hasattr(result, "close"):
+                result.close()
+        if wanted is not None:
+            environ["HTTP_IF_NONE_MATCH"] = wanted
+        if not given["status"].startswith("200 "):
+            start_response(given["status"], given["headers"])
+            return [body]
+        answer = Answer(fingerprint, given["headers"], body)
+        self.store.put(key, answer)
+        return self._send(answer, environ, start_response)
+
+    @staticmethod
+    def _send(answer, environ, start_response):
+        wanted = environ.get("HTTP_IF_NONE_MATCH")
+        if wanted is not None and answer.etag is not None and none_match(wanted, answer.etag):
+            start_response("304 Not Modified", [("ETag", answer.etag)])
+            return []
+        start_response("200 OK", answer.headers)
+        return [answer.body]
+
+
+def build(app, routes, prefixes):
+    """``app`` behind a ``ReadCache`` of the routes that declare a fingerprint (READ_CACHE settings)."""
+    if not any("fingerprint" in entry for entry in routes):
+        return app
+    return ReadCache(app, routes, prefixes, int(settings["READ_CACHE"]["max_bytes"]))

@@ -1,0 +1,192 @@
+"""The cache of document answers (``nailgun_host.read_cache``, ``objects.read_state``) never replays a
+stale one: after any sequence of writes, of every kind, every read through an application with the
+cache answers exactly what an application without it computes (status, body, ETag, masking), for
+clear and masked readers, by id and by name, by node id and FQDN, effective or not.
+
+The two applications share the database, as two workers do; in-process, so hypothesis can shrink.
+"""
+import base64
+import copy
+import itertools
+
+import pytest
+import webtest
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+
+from nailgun_host import read_cache
+from nailgun_host.app import build_wsgi
+from nailgun_host.settings import settings
+from tests.auth import write_users_file
+from tests.configdb.conftest import API
+from tests.factories import EnvironmentManager
+
+USERS = {"admin": ("admin-pw", ["admin"]), "reader": ("reader-pw", ["reader"])}
+SCHEMA = {"type": "object", "properties": {"pin": {"x-secret": True}}}
+QUERIES = ("", "effective", "effective&show_lookup&key=a")
+_names = itertools.count()
+
+
+def auth(user):
+    return {"Authorization": "Basic " + base64.b64encode("{0}:{1}".format(user, USERS[user][0]).encode()).decode()}
+
+
+@pytest.fixture
+def apps(migrated_db, tmp_path):
+    """(cached, reference): one application with the read cache, one without, on one database."""
+    saved = copy.deepcopy(dict(settings))
+    users_file = write_users_file(str(tmp_path / "users.yaml"), USERS)
+    settings.reload(overrides={"AUTH": {"method": "local", "users_file": users_file}, "READ_CACHE": {"max_bytes": 0}})
+    reference = build_wsgi()
+    settings.reload(overrides={"AUTH": {"method": "local", "users_file": users_file}})
+    cached = build_wsgi()
+    yield webtest.TestApp(cached), webtest.TestApp(reference)
+    settings.clear()
+    settings.update(saved)
+
+
+class World:
+    """A linked environment (a cluster of 3 nodes) with two data sources, written and read as users do."""
+
+    def __init__(self, cached, reference):
+        self.cached, self.reference = cached, reference
+        admin = auth("admin")
+        cluster_maker = EnvironmentManager(webtest.TestApp(reference.app, extra_environ={
+            "HTTP_AUTHORIZATION": admin["Authorization"]}))
+        unique = next(_names)
+        cluster = cluster_maker.create(release_kwargs={"version": "mitaka-9.0.{0}".format(unique)},
+                                       cluster_kwargs={"name": "cluster-{0}".format(unique)},
+                                       nodes_kwargs=[{"roles": ["compute"]}] * 3)
+        self.nodes = list(cluster_maker.nodes)
+        self.watched = self.nodes[:2]
+        self.env = cluster["id"]
+        self.component = "c{0}".format(next(_names))
+        self.names = ["astute", "globals"]
+        made = reference.post_json(API + "/components", {"name": self.component, "resource_definitions": [
+            {"name": name, "content": {"schema": SCHEMA}} for name in self.names]}, headers=admin).json
+        self.ids = [d["id"] for d in made["resource_definitions"]]
+        reference.post_json(API + "/environments", {"id": self.env, "components": [self.component],
+                                                    "hierarchy_levels": ["nodes"]}, headers=admin)
+
+    def url(self, resource, level, kind="values"):
+        return "{0}/environments/{1}/{2}resources/{3}/{4}".format(API, self.env, level, resource, kind)
+
+    def levels(self):
+        return [""] + ["nodes/{0}/".format(n["id"]) for n in self.nodes] + [
+            "nodes/{0}/".format(n["fqdn"]) for n in self.nodes]
+
+    def reads(self):
+        """The URLs checked, in the forms clients use: two nodes' (by id and FQDN) even once removed."""
+        first, second = self.watched
+        for resource, level in ((self.ids[0], ""), (self.names[0], "nodes/{0}/".format(first["fqdn"])),
+                                (self.ids[0], "nodes/{0}/".format(first["id"])),
+                                (self.names[1], "nodes/{0}/".format(second["fqdn"]))):
+            for query in QUERIES:
+                yield self.url(resource, level) + ("?" + query if query else "")
+        yield self.url(self.names[0], "nodes/{0}/".format(first["fqdn"]), "overrides") + "?effective"
+        yield self.url(self.ids[0], "") + "?effective&version=1"
+
+    def write(self, step, number):
+        """One write of kind ``step``; errors (a version or node that is gone) are answers too."""
+        admin = auth("admin")
+        app = self.reference if number % 2 else self.cached  # either worker writes
+        resource = self.ids[number % 2]
+        levels = self.levels()
+        level = levels[number % len(levels)]
+        kind = ("values", "overrides")[number % 3 == 0]
+        url = self.url(resource, level, kind)
+        if step == "put":
+            app.put_json(url, {"a": number, "pin": "p{0}".format(number), "deep": {"n": number}}, headers=admin,
+                         status="*")
+        elif step == "keys":
+            app.patch_json(url + "/keys/" + ("set", "delete")[number % 2], [["a"]] if number % 2 else
+                           [["a", number]], headers=admin, status="*")
+        elif step == "revert":
+            app.post_json(url + "/revert", {"version": 1}, headers=admin, status="*")
+        elif step == "patch":
+            app.patch(url, '[{"op": "add", "path": "/b", "value": %d}]' % number, headers=dict(
+                admin, **{"Content-Type": "application/json-patch+json"}), status="*")
+        elif step == "session":
+            session = app.post_json(API + "/environments/{0}/configure".format(self.env), {}, headers=admin).json
+            app.put_json(url, {"a": "staged{0}".format(number)}, headers=dict(
+                admin, **{"X-Configuration-Session": session["id"]}), status="*")
+            app.post_json(API + "/environments/{0}/sessions/{1}/deploy".format(self.env, session["id"]), {},
+                          headers=admin, status="*")
+        elif step == "new_version":
+            schema = {"type": "object", "properties": {"a": {"x-secret": bool(number % 2)}}}
+            app.put_json(API + "/resource_definitions/{0}".format(resource), {"content": {"schema": schema}},
+                         headers=admin, status="*")
+        elif step == "pin":
+            app.put_json(API + "/environments/{0}/pins/{1}".format(self.env, resource),
+                         {"version": "latest" if number % 2 else 1, "force": True}, headers=admin, status="*")
+        elif step == "rename":
+            new = "renamed{0}".format(next(_names))
+            if app.put_json(API + "/resource_definitions/{0}".format(resource), {"name": new}, headers=admin,
+                            status="*").status_int == 200:
+                self.names[number % 2] = new
+        elif step == "remove_node" and self.nodes:
+            node = self.nodes.pop(number % len(self.nodes))
+            if number % 2:
+                app.delete("/api/v1/nodes/{0}".format(node["id"]), headers=admin)
+            else:
+                app.put_json("/api/v1/nodes/{0}".format(node["id"]), {"cluster_id": None}, headers=admin)
+        elif step == "hierarchy":
+            levels = ["nodes"] if number % 2 else ["rack"]
+            app.put_json(API + "/environments/{0}".format(self.env), {"hierarchy_levels": levels}, headers=admin)
+
+    def check(self):
+        """Every read through the cache (replayed when an earlier check left its answer) equals the reference's."""
+        for url, user in itertools.product(self.reads(), USERS):
+            expected = self.reference.get(url, headers=auth(user), status="*")
+            got = self.cached.get(url, headers=auth(user), status="*")
+            assert (got.status_int, got.body, got.headers.get("ETag"), got.headers.get("X-Secrets-Masked")) == (
+                expected.status_int, expected.body, expected.headers.get("ETag"),
+                expected.headers.get("X-Secrets-Masked")), (url, user)
+            if expected.status_int == 200:
+                revalidated = self.cached.get(url, headers=dict(auth(user), **{
+                    "If-None-Match": expected.headers["ETag"]}), status="*")
+                assert revalidated.status_int == 304 and revalidated.headers["ETag"] == expected.headers["ETag"]
+
+
+STEPS = st.lists(st.tuples(st.sampled_from(["put", "keys", "revert", "patch", "session", "new_version", "pin",
+                                            "rename", "remove_node", "hierarchy"]),
+                           st.integers(min_value=0, max_value=11)), min_size=1, max_size=6)
+
+
+@hypothesis_settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=STEPS)
+def test_replayed_answers_equal_computed_ones_after_any_writes(apps, steps):
+    world = World(*apps)
+    world.write("put", 0)
+    world.write("put", 1)
+    world.check()
+    for step, number in steps:
+        world.write(step, number)
+        world.check()
+
+
+def test_a_hit_answers_from_memory_and_a_write_makes_the_next_read_compute(apps):
+    cached, _ = apps
+    world = World(*apps)
+    world.write("put", 0)
+    store = next(layer for layer in _layers(cached.app) if isinstance(layer, read_cache.ReadCache)).store
+    url = world.url("astute", "nodes/{0}/".format(world.nodes[0]["fqdn"])) + "?effective"
+    first = cached.get(url, headers=auth("admin")).body
+    hits, misses = store.hits, store.misses
+    assert cached.get(url, headers=auth("admin")).body == first
+    assert (store.hits, store.misses) == (hits + 1, misses)
+    world.write("put", 4)
+    assert cached.get(url, headers=auth("admin")).body != first
+    assert (store.hits, store.misses) == (hits + 1, misses + 1)
+
+
+def _layers(wsgi):
+    """The middlewares of a ``build_wsgi`` application, outermost first."""
+    layer = wsgi
+    seen = []
+    while layer is not None and len(seen) < 10:
+        seen.append(layer)
+        closure = getattr(layer, "__closure__", None) or ()
+        inner = getattr(layer, "app", None) or next(
+            (c.cell_contents for c in closure if callable(c.cell_contents)), None)
+        layer = inner
+    return seen
