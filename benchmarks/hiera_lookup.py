@@ -5,13 +5,20 @@ same 7 Fuel data sources (500 distinct keys, most found only in astute, the last
 and every figure comes from ONE process doing all 500 lookups, so start-up does not
 dominate:
 
-- Puppet 7 / Hiera 5: ``puppet apply`` of a manifest looking up the 500 keys; the figure
-  is Puppet's own "Compiled catalog ... in N seconds" (the lookups happen while compiling),
-  with the whole process's wall time beside it.
+- Puppet 7 / Hiera 5: ``puppet apply`` of a manifest looking up the 500 keys, through
+  ``configdb::data_hash`` (one location, then one per data source: ``uris``),
+  ``configdb::lookup_key``, and ``yaml_data`` over the files. Figures: Puppet's own
+  "Compiled catalog ... in N seconds" (the lookups happen while compiling; printed to
+  10 ms), the lookups alone (timed by the manifest with Puppet's clock), and the whole
+  process's wall time.
 - Hiera 3: one Ruby process timing ``Hiera#lookup`` of the 500 keys.
 
+Each round runs every side once, in an order rotated from round to round, so that a
+change of the machine's load hits every side alike; a ratio is the median of the rounds'
+ratios to YAML in the same round. The load average is printed before and after.
+
 Run from the repository root (hiera and puppet installed):
-    .venv/bin/python benchmarks/hiera_lookup.py [--runs 5] [--db-url URL]
+    .venv/bin/python benchmarks/hiera_lookup.py [--runs 7] [--db-url URL]
 """
 import argparse
 import json
@@ -93,20 +100,52 @@ def upload(port, tree, home):
                    check=True, env=dict(os.environ, XDG_CONFIG_HOME=str(home)), stdout=subprocess.DEVNULL)
 
 
+#: the Puppet 7 sides: (label, write_puppet_code's arguments besides the code dir); YAML, the limit, is last
+PUPPET_SIDES = [
+    ("configdb::data_hash", {"function": "data_hash"}),
+    ("configdb::data_hash, uris", {"function": "data_hash", "uris": puppet_env.FUEL_ORDER}),
+    ("configdb::lookup_key", {"function": "lookup_key"}),
+    ("YAML files (yaml_data)", {}),
+]
+YAML = PUPPET_SIDES[-1][0]
+
+
 def puppet_run(codedir, keys, out_file):
+    """{"compile": s, "lookups": s, "wall": s}, {key: value} of one ``puppet apply``."""
     started = time.monotonic()
     result = puppet_env.puppet_apply(codedir, puppet_env.lookup_all_manifest(keys, out_file))
     wall = time.monotonic() - started
     if result.returncode != 0:
         raise SystemExit(result.stdout + result.stderr)
-    compiled = float(re.search(r"Compiled catalog for \S+ in environment \S+ in ([0-9.]+) seconds",
-                               result.stdout).group(1))
-    return compiled, wall, json.loads(Path(out_file).read_text())
+    compiled = re.search(r"Compiled catalog for \S+ in environment \S+ in ([0-9.]+) seconds", result.stdout)
+    lookups = re.search(r"lookups took ([0-9.e-]+) seconds", result.stdout)
+    figures = {"compile": float(compiled.group(1)), "lookups": float(lookups.group(1)), "wall": wall}
+    return figures, json.loads(Path(out_file).read_text())
+
+
+def rounds(sides, runs, run_one):
+    """{side: [figures of each round]}: each round runs every side once, the order rotated by one each round."""
+    names = list(sides)
+    results = {name: [] for name in names}
+    for number in range(runs):
+        for name in names[number % len(names):] + names[:number % len(names)]:
+            results[name].append(run_one(name))
+    return results
+
+
+def median_ratio(results, name, reference, measure=None):
+    """The median over the rounds of name's figure divided by reference's in the same round."""
+    pick = (lambda figures: figures[measure]) if measure else (lambda figure: figure)
+    return statistics.median(pick(a) / pick(b) for a, b in zip(results[name], results[reference]))
+
+
+def load_average():
+    return "{0:.2f} {1:.2f} {2:.2f}".format(*os.getloadavg())
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--db-url", help="default: a fresh SQLite file")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="hiera-bench-"))
@@ -116,46 +155,59 @@ def main():
     try:
         upload(port, tree, work / "home")
         url = "http://127.0.0.1:{0}/api/v1/config".format(port)
-        sides = {"configdb": puppet_env.write_puppet_code(work / "code-configdb", configdb_url=url),
-                 "yaml": puppet_env.write_puppet_code(work / "code-yaml", yaml_tree=tree)}
-        results = {name: [] for name in sides}
+        codedirs = {}
+        for number, (name, arguments) in enumerate(PUPPET_SIDES):
+            source = {"yaml_tree": tree} if name == YAML else {"configdb_url": url}
+            codedirs[name] = puppet_env.write_puppet_code(work / "code-{0}".format(number), **source, **arguments)
         answers = {}
-        for _ in range(args.runs):
-            for name, codedir in sides.items():
-                compiled, wall, answers[name] = puppet_run(codedir, keys, work / "out-{0}.json".format(name))
-                results[name].append((compiled, wall))
-        assert answers["configdb"] == answers["yaml"] and len(answers["yaml"]) == KEYS, "the backends disagree"
+
+        def puppet_side(name):
+            figures, answers[name] = puppet_run(codedirs[name], keys, work / "out.json")
+            return figures
+
         scope = puppet_env.write_scope(work)
         (work / "h3-configdb").mkdir()
         (work / "h3-yaml").mkdir()
-        h3 = {"configdb": puppet_env.write_hiera3(work / "h3-configdb", url),
-              "yaml": puppet_env.write_hiera3(work / "h3-yaml", yaml_tree=tree)}
-        hiera3 = {name: [] for name in h3}
-        for _ in range(args.runs):
-            for name, config in h3.items():
-                run = puppet_env.hiera_all(config, scope, keys, work)
-                answers[name] = run["values"]
-                hiera3[name].append(run["seconds"])
-        assert answers["configdb"] == answers["yaml"], "the Hiera 3 backends disagree"
+        configs = {"configdb": puppet_env.write_hiera3(work / "h3-configdb", url),
+                   "yaml": puppet_env.write_hiera3(work / "h3-yaml", yaml_tree=tree)}
+
+        def hiera3_side(name):
+            run = puppet_env.hiera_all(configs[name], scope, keys, work)
+            answers["Hiera 3 " + name] = run["values"]
+            return run["seconds"]
+
+        load_before = load_average()
+        puppet = rounds(codedirs, args.runs, puppet_side)
+        hiera3 = rounds(configs, args.runs, hiera3_side)
+        load_after = load_average()
+        assert len(answers[YAML]) == KEYS and all(answers[name] == answers[YAML] for name in codedirs), \
+            "the Puppet backends disagree"
+        assert answers["Hiera 3 configdb"] == answers["Hiera 3 yaml"] == answers[YAML], "the Hiera 3 backends disagree"
     finally:
         server.terminate()
         server.wait()
-    report(results, hiera3, args.runs)
+    report(puppet, hiera3, args.runs, load_before, load_after)
 
 
-def report(results, hiera3, runs):
-    compile_median = {n: statistics.median(c for c, _ in r) for n, r in results.items()}
-    wall_median = {n: statistics.median(w for _, w in r) for n, r in results.items()}
-    h3_median = {n: statistics.median(r) for n, r in hiera3.items()}
-    print("{0} lookups for one node, median of {1} runs".format(KEYS, runs))
-    print("| backend | puppet apply: catalog compile (s) | puppet apply: process wall (s) | Hiera 3 lookups (s) |")
-    print("|---|---|---|---|")
-    for name, label in (("configdb", "ConfigDB (HTTP, live server)"), ("yaml", "YAML files (local)")):
-        print("| {0} | {1:.2f} | {2:.2f} | {3:.3f} |".format(label, compile_median[name], wall_median[name],
-                                                              h3_median[name]))
-    print("| ratio ConfigDB / YAML | {0:.2f}x | {1:.2f}x | {2:.2f}x |".format(
-        compile_median["configdb"] / compile_median["yaml"], wall_median["configdb"] / wall_median["yaml"],
-        h3_median["configdb"] / h3_median["yaml"]))
+def report(puppet, hiera3, runs, load_before, load_after):
+    print("{0} lookups for one node, {1} rounds; load average (1, 5, 15 min) {2} before, {3} after".format(
+        KEYS, runs, load_before, load_after))
+    print("medians, in seconds; a ratio is the median of the rounds' ratios to YAML")
+    print()
+    print("| Puppet 7 (Hiera 5) | catalog compile | ratio | lookups alone | ratio | process wall | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for name in puppet:
+        cells = []
+        for measure in ("compile", "lookups", "wall"):
+            cells.append("{0:.3f}".format(statistics.median(figures[measure] for figures in puppet[name])))
+            cells.append("{0:.2f}x".format(median_ratio(puppet, name, YAML, measure)))
+        print("| {0} | {1} |".format(name, " | ".join(cells)))
+    print()
+    print("| Hiera 3 | 500 lookups | ratio |")
+    print("|---|---|---|")
+    for name, label in (("configdb", "configdb backend (HTTP, live server)"), ("yaml", "yaml backend")):
+        print("| {0} | {1:.3f} | {2:.2f}x |".format(label, statistics.median(hiera3[name]),
+                                                   median_ratio(hiera3, name, "yaml")))
 
 
 if __name__ == "__main__":

@@ -72,9 +72,10 @@ def hiera_all(config, scope, keys, directory):
     return json.loads(result.stdout)
 
 
-def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1, uris=None, **options):
-    """A Puppet code dir whose production environment's Hiera 5 layer reads ConfigDB (with the function's
-    ``options``) or local YAML."""
+def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1, uris=None, function="data_hash",
+                      **options):
+    """A Puppet code dir whose production environment's Hiera 5 layer reads ConfigDB (through
+    ``configdb::data_hash`` or ``configdb::lookup_key``, with the function's ``options``) or local YAML."""
     production = Path(codedir) / "environments" / "production"
     modules = production / "modules"
     (modules / "probe" / "lib" / "puppet" / "functions" / "probe").mkdir(parents=True, exist_ok=True)
@@ -82,7 +83,7 @@ def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1,
     if not (modules / "configdb").exists():
         (modules / "configdb").symlink_to(PUPPET_MODULE)
     if configdb_url:
-        hierarchy = [{"name": "ConfigDB", "lookup_key": "configdb::lookup_key",
+        hierarchy = [{"name": "ConfigDB", function: "configdb::" + function,
                       "options": dict({"url": configdb_url, "environment": str(environment)}, **options)}]
         if uris:
             hierarchy[0]["uris"] = uris
@@ -102,8 +103,11 @@ def puppet_apply(codedir, manifest, fqdn="node-1.domain.tld"):
 
 
 def lookup_all_manifest(keys, out_file):
-    """A manifest looking every key up and writing {key: value} as JSON."""
-    return ("$names = {0}\n$found = $names.reduce({{}}) |$memo, $key| {{ $memo + {{ $key => lookup($key) }} }}\n"
+    """A manifest looking every key up and writing {key: value} as JSON; it notices how long the lookups
+    took (``lookups took N seconds``, from Puppet's clock: the first lookup loads the Hiera layer)."""
+    return ("$names = {0}\n$started = Timestamp()\n"
+            "$found = $names.reduce({{}}) |$memo, $key| {{ $memo + {{ $key => lookup($key) }} }}\n"
+            "notice(\"lookups took ${{Float(Timestamp() - $started)}} seconds\")\n"
             "file {{ '{1}': content => probe::to_json($found) }}\n").format(json.dumps(sorted(keys)), out_file)
 
 

@@ -12,6 +12,8 @@ from tests.configdb_clients.conftest import HIERA_TREE, hiera_expectation, tree_
 pytestmark = pytest.mark.skipif(not (shutil.which("hiera") and shutil.which("puppet")),
                                 reason="hiera and puppet are installed by run_tests.sh (apt)")
 NODE_1 = ("--env", "1", "--level", "node=node-1.domain.tld")
+#: the Hiera 5 functions of the configdb module: data_hash (recommended: one call per location) and lookup_key
+FUNCTIONS = pytest.mark.parametrize("function", ["data_hash", "lookup_key"])
 
 
 @pytest.fixture
@@ -67,8 +69,9 @@ def test_an_unreachable_server_fails_the_hiera_lookup(tmp_path):
     assert "ConfigDB at http://127.0.0.1:9/api/v1/config cannot be reached" in result.stderr
 
 
-def test_use_case_4_through_puppet_lookup_and_hiera_5(uploaded, fuel_ext, tmp_path):
-    codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded)
+@FUNCTIONS
+def test_use_case_4_through_puppet_lookup_and_hiera_5(uploaded, fuel_ext, tmp_path, function):
+    codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded, function=function)
     command = ["puppet", "lookup", "--codedir", str(codedir), "--environment", "production",
                "--node", "node-1.domain.tld", "--facts", str(puppet_env.puppet_facts(tmp_path)),
                "--render-as", "json"]
@@ -82,8 +85,9 @@ def test_use_case_4_through_puppet_lookup_and_hiera_5(uploaded, fuel_ext, tmp_pa
     assert missing.returncode == 1
 
 
-def test_puppet_merges_data_sources_given_as_uris(uploaded, tmp_path):
-    codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded, uris=puppet_env.FUEL_ORDER)
+@FUNCTIONS
+def test_puppet_merges_data_sources_given_as_uris(uploaded, tmp_path, function):
+    codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded, uris=puppet_env.FUEL_ORDER, function=function)
     yaml_codedir = puppet_env.write_puppet_code(tmp_path / "yaml", yaml_tree=HIERA_TREE)
     manifest = ("file {{ '{0}': content => probe::to_json([lookup('configuration', Hash, 'deep'), "
                 "lookup('idle_timeout'), lookup('mongo_roles', Array, 'unique')]) }}")
@@ -97,14 +101,16 @@ def test_puppet_merges_data_sources_given_as_uris(uploaded, tmp_path):
     assert json.loads((tmp_path / "yaml.json").read_text()) == [deep, idle_timeout, roles]
 
 
-def test_every_uploaded_key_reads_back_exactly_through_puppet_7(uploaded, tmp_path):
+@FUNCTIONS
+def test_every_uploaded_key_reads_back_exactly_through_puppet_7(uploaded, tmp_path, function):
     expected = hiera_expectation(tree_sources())
-    codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded)
+    codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded, function=function)
     assert puppet_env.puppet_lookup_all(codedir, expected, tmp_path / "found.json") == expected
 
 
-def test_an_unreachable_server_fails_the_puppet_run(tmp_path):
-    codedir = puppet_env.write_puppet_code(tmp_path / "code", "http://127.0.0.1:9/api/v1/config")
+@FUNCTIONS
+def test_an_unreachable_server_fails_the_puppet_run(tmp_path, function):
+    codedir = puppet_env.write_puppet_code(tmp_path / "code", "http://127.0.0.1:9/api/v1/config", function=function)
     result = puppet_env.puppet_apply(codedir, 'notice(lookup("deployment_id"))')
     assert result.returncode == 1
     assert "Error: ConfigDB at http://127.0.0.1:9/api/v1/config cannot be reached" in result.stderr
@@ -247,15 +253,20 @@ def test_a_password_reads_in_clear_with_the_hiera_role_and_fails_with_a_reader(s
         hiera_3 = hiera(puppet_env.write_hiera3(directory, url, **options), scope, "mysql")
         codedir = puppet_env.write_puppet_code(directory / "code", url, **options)
         hiera_5 = puppet_lookup(codedir, directory, "mysql.root_password")
-        applied = puppet_env.puppet_apply(codedir, 'notice("root=${lookup("mysql")["root_password"]}")')
+        manifest = 'notice("root=${lookup("mysql")["root_password"]}")'
+        applied = puppet_env.puppet_apply(codedir, manifest)
+        by_key = puppet_env.puppet_apply(puppet_env.write_puppet_code(directory / "code-lookup-key", url,
+                                                                      function="lookup_key", **options), manifest)
         if name == "hiera":
             assert hiera_3.returncode == 0 and '"root_password"=>"{0}"'.format(ROOT_PASSWORD) in hiera_3.stdout, \
                 hiera_3.stderr
             assert (hiera_5.returncode, json.loads(hiera_5.stdout)) == (0, ROOT_PASSWORD), hiera_5.stderr
-            assert applied.returncode == 0 and "root=" + ROOT_PASSWORD in applied.stdout, applied.stderr
+            for result in (applied, by_key):
+                assert result.returncode == 0 and "root=" + ROOT_PASSWORD in result.stdout, result.stderr
             continue
         message = "the identity 'reader' may not read secrets: give it the hiera role"
-        for result in (hiera_3, hiera_5, applied):
+        assert "Error: ConfigDB: " + message in by_key.stderr, by_key.stderr
+        for result in (hiera_3, hiera_5, applied, by_key):
             assert result.returncode != 0, (result.stdout, result.stderr)
             assert ROOT_PASSWORD not in result.stdout + result.stderr
             assert "<secret>" not in result.stdout and "root=" not in result.stdout

@@ -1,4 +1,5 @@
-# Unit tests of ConfigDB::Client: one request per data source, ETag revalidation, errors, auth, TLS.
+# Unit tests of ConfigDB::Client: one request per data source, ETag revalidation, the first-found
+# merge of data sources, the process's kept-alive connections, errors, auth, TLS.
 # Run: ruby -I nailgun_ext_configdb/hiera/lib tests/ruby/test_configdb_client.rb
 require 'minitest/autorun'
 require 'tmpdir'
@@ -128,6 +129,69 @@ class ConfigDBClientTest < Minitest::Test
     untrusted = ConfigDB::Client.new('url' => server.url('https'))
     error = assert_raises(ConfigDB::Error) { untrusted.effective(1, 'node-1.domain.tld', 'astute') }
     assert_match(/certificate verify failed/, error.message)
+  ensure
+    server&.stop
+  end
+
+  def test_first_found_takes_each_key_from_the_most_specific_data_source_that_has_it
+    prefix = '/api/v1/config/environments/1/nodes/node-1.domain.tld/resources'
+    server = RecordingServer.new({
+      "#{prefix}/override/node/values?effective" => [200, { 'port' => 2, 'nova' => { 'debug' => true } }],
+      "#{prefix}/astute/values?effective" => [200, { 'port' => 1, 'nova' => { 'verbose' => true }, 'id' => 9 }],
+    })
+    client = ConfigDB::Client.new('url' => server.url)
+    merged = client.first_found(1, 'node-1.domain.tld', %w[override/node globals astute])
+    assert_equal({ 'port' => 2, 'nova' => { 'debug' => true }, 'id' => 9 }, merged) # first found: no deep merge
+    assert_equal 3, server.requests.size
+    assert_same client.effective(1, 'node-1.domain.tld', 'astute'), client.first_found(1, 'node-1.domain.tld', %w[astute])
+    assert_equal({}, client.first_found(1, 'node-1.domain.tld', []))
+  ensure
+    server&.stop
+  end
+
+  def test_the_clients_of_a_process_share_one_kept_alive_connection
+    server = RecordingServer.new({ ASTUTE => [200, { 'deployment_id' => 1 }] }, keep_alive: true)
+    clients = [ConfigDB::Client.new('url' => server.url),
+               ConfigDB::Client.new('url' => server.url, 'auth_user' => 'hiera', 'auth_pass' => 'hiera-pw')]
+    clients.each { |client| %w[astute globals astute].each { |source| client.effective(1, 'node-1.domain.tld', source) } }
+    assert_equal 6, server.requests.size
+    assert_equal [1], server.requests.map(&:connection).uniq
+    assert_equal [nil, nil, nil, "Basic #{['hiera:hiera-pw'].pack('m0')}"], server.requests.map { |r| r.headers['authorization'] }.first(4)
+    server.drop_connections # as a server does with an idle connection: the next request opens another
+    assert_equal 1, clients.first.effective(1, 'node-1.domain.tld', 'astute')['deployment_id']
+    assert_equal 2, server.connections
+  ensure
+    server&.stop
+  end
+
+  def test_a_forked_process_opens_its_own_connection
+    server = RecordingServer.new({ ASTUTE => [200, { 'deployment_id' => 1 }] }, keep_alive: true)
+    client = ConfigDB::Client.new('url' => server.url)
+    client.effective(1, 'node-1.domain.tld', 'astute')
+    child = fork { exit!(client.effective(1, 'node-1.domain.tld', 'astute')['deployment_id'] == 1 ? 0 : 1) }
+    _pid, status = Process.wait2(child)
+    assert status.success?
+    assert_equal 1, client.effective(1, 'node-1.domain.tld', 'astute')['deployment_id']
+    assert_equal [1, 2, 1], server.requests.map(&:connection)
+  ensure
+    server&.stop
+  end
+
+  def test_a_connection_is_not_shared_across_tls_settings
+    key = OpenSSL::PKey::RSA.new(2048)
+    cert = self_signed(key)
+    context = OpenSSL::SSL::SSLContext.new
+    context.cert = cert
+    context.key = key
+    server = RecordingServer.new({ ASTUTE => [200, { 'deployment_id' => 7 }] }, ssl_context: context, keep_alive: true)
+    ca_file = File.join(Dir.mktmpdir, 'ca.pem')
+    File.write(ca_file, cert.to_pem)
+    trusted = ConfigDB::Client.new('url' => server.url('https'), 'ssl_ca_cert' => ca_file)
+    assert_equal 7, trusted.effective(1, 'node-1.domain.tld', 'astute')['deployment_id']
+    untrusted = ConfigDB::Client.new('url' => server.url('https'))
+    error = assert_raises(ConfigDB::Error) { untrusted.effective(1, 'node-1.domain.tld', 'globals') }
+    assert_match(/certificate verify failed/, error.message)
+    assert_equal 1, server.requests.size
   ensure
     server&.stop
   end

@@ -1,11 +1,13 @@
-# The Hiera 5 lookup_key function under a real `puppet apply`: many lookups cost one request
-# per data source per compilation (revalidation itself is tested in test_configdb_client.rb).
+# The Hiera 5 functions (configdb::lookup_key, configdb::data_hash) under a real `puppet apply`: many
+# lookups cost one request per data source per compilation, over one kept-alive connection even when
+# each data source is a location of its own (revalidation itself is tested in test_configdb_client.rb).
 # Run: ruby -I nailgun_ext_configdb/hiera/lib tests/ruby/test_configdb_lookup_key.rb
 require 'minitest/autorun'
 require 'fileutils'
 require 'open3'
 require 'tmpdir'
 require 'yaml'
+require 'hiera/backend/configdb_client'
 require_relative 'recording_server'
 
 class ConfigDBLookupKeyTest < Minitest::Test
@@ -26,11 +28,12 @@ class ConfigDBLookupKeyTest < Minitest::Test
     configure({})
   end
 
-  def configure(options)
-    File.write(File.join(@dir, 'code', 'environments', 'production', 'hiera.yaml'), YAML.dump(
-      'version' => 5,
-      'hierarchy' => [{ 'name' => 'ConfigDB', 'lookup_key' => 'configdb::lookup_key',
-                        'options' => { 'url' => @server.url, 'environment' => '3' }.merge(options) }]))
+  def configure(options, function: 'lookup_key', uris: nil)
+    entry = { 'name' => 'ConfigDB', function => "configdb::#{function}",
+              'options' => { 'url' => @server.url, 'environment' => '3' }.merge(options) }
+    entry['uris'] = uris if uris
+    File.write(File.join(@dir, 'code', 'environments', 'production', 'hiera.yaml'),
+               YAML.dump('version' => 5, 'hierarchy' => [entry]))
   end
 
   def teardown
@@ -45,10 +48,12 @@ class ConfigDBLookupKeyTest < Minitest::Test
                    '-e', manifest)
   end
 
+  MANY_LOOKUPS = "$s = [#{(1..40).map { |i| "'key#{i}'" }.join(', ')}].map |$k| { lookup($k) } " \
+                 "notice(\"sum=${$s.reduce |$a, $b| { $a + $b }}\") notice(\"debug=${lookup('debug')}\") " \
+                 "notice(\"none=${lookup('nope', undef, undef, 'x')}\")"
+
   def test_many_lookups_cost_one_request_per_data_source
-    keys = (1..40).map { |i| "'key#{i}'" }.join(', ')
-    out, err, status = apply("$s = [#{keys}].map |$k| { lookup($k) } notice(\"sum=${$s.reduce |$a, $b| { $a + $b }}\") " \
-                             "notice(\"debug=${lookup('debug')}\") notice(\"none=${lookup('nope', undef, undef, 'x')}\")")
+    out, err, status = apply(MANY_LOOKUPS)
     assert status.success?, err
     assert_includes out, 'sum=820'
     assert_includes out, 'debug=true'
@@ -58,12 +63,51 @@ class ConfigDBLookupKeyTest < Minitest::Test
     assert(@server.requests.none? { |r| r.headers['if-none-match'] })
   end
 
+  def test_data_hash_finds_the_same_values_with_one_request_per_data_source
+    configure({}, function: 'data_hash')
+    out, err, status = apply(MANY_LOOKUPS)
+    assert status.success?, err
+    assert_includes out, 'sum=820'
+    assert_includes out, 'debug=true' # override/plugins, before astute
+    assert_includes out, 'none=x'
+    assert_equal 7, @server.requests.map(&:path).uniq.size
+    assert_equal 7, @server.requests.size
+  end
+
+  def test_data_hash_with_a_location_per_data_source_merges_across_them_over_one_connection
+    @server.stop
+    @server = RecordingServer.new({
+      "#{PREFIX}/override/plugins/values?effective" => [200, { 'nova' => { 'debug' => true }, 'roles' => ['mongo'] }],
+      "#{PREFIX}/globals/values?effective" => [200, { 'nova' => { 'verbose' => true }, 'roles' => ['primary-mongo'] }],
+      "#{PREFIX}/astute/values?effective" => [200, { 'nova' => { 'debug' => false, 'workers' => 4 },
+                                                      'lookup_options' => { 'roles' => { 'merge' => 'unique' } } }],
+    }, keep_alive: true)
+    configure({}, function: 'data_hash', uris: ConfigDB::FUEL_HIERARCHY)
+    out, err, status = apply("notice(String(lookup('nova', Hash, 'deep'))) notice(String(lookup('nova'))) " \
+                             "notice(String(lookup('roles')))")
+    assert status.success?, err
+    assert_includes out, "{'debug' => true, 'workers' => 4, 'verbose' => true}"
+    assert_includes out, "{'debug' => true}" # first found: override/plugins' Hash alone
+    assert_includes out, "['mongo', 'primary-mongo']" # astute's lookup_options, as from a YAML file
+    assert_equal 7, @server.requests.size
+    assert_equal [1], @server.requests.map(&:connection).uniq # 7 locations, 7 clients, one connection
+  end
+
+  def test_data_hash_fails_the_run_with_the_servers_refusal
+    @server.documents["#{PREFIX}/astute/values?effective"] = [403, { 'message' => 'Policy does not allow nailgun:read' }]
+    configure({ 'auth_user' => 'puppet', 'auth_pass' => 's3cret' }, function: 'data_hash')
+    _out, err, status = apply("notice(lookup('debug'))")
+    refute status.success?
+    assert_match(/ConfigDB denied access to user 'puppet' \(HTTP Basic\) \(403\).*nailgun:read/, err)
+    refute_match(/s3cret/, err)
+  end
+
   def test_a_keystone_token_and_custom_headers_are_sent_and_a_refusal_fails_the_run
     tokens = 0
     documents = @server.documents
     documents['/v3/auth/tokens'] = ->(_request) { [201, { 'token' => {} }, { 'X-Subject-Token' => "token-#{tokens += 1}" }] }
-    configure('keystone_url' => "http://127.0.0.1:#{@server.port}/v3", 'auth_user' => 'puppet', 'auth_pass' => 's3cret',
-              'project_name' => 'services', 'headers' => { 'X-Site' => 'dc1' })
+    configure({ 'keystone_url' => "http://127.0.0.1:#{@server.port}/v3", 'auth_user' => 'puppet', 'auth_pass' => 's3cret',
+                'project_name' => 'services', 'headers' => { 'X-Site' => 'dc1' } })
     out, err, status = apply("notice(\"debug=${lookup('debug')}\")")
     assert status.success?, err
     assert_includes out, 'debug=true'

@@ -3,6 +3,7 @@
 # A Puppet run looks up thousands of keys, so a data source is fetched once (one GET of
 # its effective values) and kept in a process-wide store; when it is older than the
 # caller's max_age it is revalidated with If-None-Match, and a 304 keeps the stored copy.
+# Requests go over the process's kept-alive connections (ConfigDB::Connections).
 # An unreachable server, an unknown environment or node, refused credentials, and an answer
 # with its secrets masked (X-Secrets-Masked: the identity lacks the hiera role) raise
 # ConfigDB::Error: a lookup must never quietly come back empty or with a mask for a password.
@@ -19,6 +20,17 @@ module ConfigDB
     override/configuration/node override/configuration/role override/configuration/cluster
     globals astute
   ].freeze
+
+  # A Hiera 5 location's data (configdb::data_hash, configdb::lookup_key): the data sources of the
+  # function's options (its uri, or hierarchy in Fuel's order by default) for the node and environment
+  # they name, first-found merged. interpolate is given each of those options' texts (Puppet's
+  # %{...}). Called once per location and compilation, which Puppet's function context then caches.
+  def self.location_data(options, &interpolate)
+    environment = interpolate.call(options['environment'].to_s)
+    node = interpolate.call((options['node'] || '%{::fqdn}').to_s)
+    sources = options['uri'] ? [options['uri']] : Array(options['hierarchy'] || FUEL_HIERARCHY)
+    Client.new(options).first_found(environment, node, sources)
+  end
 
   class Client
     DEFAULTS = {
@@ -48,6 +60,7 @@ module ConfigDB
       def clear
         @lock.synchronize { @store.clear }
         Keystone.clear
+        Connections.clear
       end
     end
 
@@ -60,6 +73,9 @@ module ConfigDB
       @base = @options['url'].to_s.chomp('/')
       @identity = Digest::SHA256.hexdigest(JSON.generate(%w[auth_user auth_pass keystone_url project_name ssl_cert]
                                                             .map { |k| @options[k].to_s }))
+      # (environment, node, data source) => the store's key; a Hiera 3 lookup asks for every data
+      # source per key, and this spares it building and escaping their URLs each time
+      @store_keys = Hash.new { |by_env, env| by_env[env] = Hash.new { |by_node, node| by_node[node] = {} } }
       warn_cleartext
     end
 
@@ -80,13 +96,21 @@ module ConfigDB
 
     # The effective values (a Hash) of a data source; {} when the server has none for it.
     def effective(environment, node, source, max_age: 0)
-      url = source_url(environment, node, source)
-      key = [@identity, url]
+      key = @store_keys[environment][node][source] ||= [@identity, source_url(environment, node, source)].freeze
       entry = self.class.lock.synchronize { self.class.store[key] }
       return entry.data if entry && now - entry.checked_at < max_age
-      entry = fetch(url, entry)
+      entry = fetch(key[1], entry)
       self.class.lock.synchronize { self.class.store[key] = entry }
       entry.data
+    end
+
+    # What a first-found lookup through the data sources (the most specific first) sees, as one
+    # Hash: each key with its value in the first data source that has it. One request per data
+    # source; a single data source's Hash is returned as it is.
+    def first_found(environment, node, sources)
+      found = sources.map { |source| effective(environment, node, source) }
+      return found.first || {} if found.size <= 1
+      found.reverse_each.with_object({}) { |data, merged| merged.update(data) }
     end
 
     private
@@ -121,7 +145,6 @@ module ConfigDB
       else raise Error, "ConfigDB answered #{response.code} for #{url}: #{server_message(response)}"
       end
     rescue *NETWORK_ERRORS => e
-      @http = nil
       raise Error, "ConfigDB at #{@base} cannot be reached (#{url}): #{e.class}: #{e.message}"
     end
 
@@ -138,14 +161,8 @@ module ConfigDB
       elsif @options['auth_user']
         request.basic_auth(@options['auth_user'].to_s, @options['auth_pass'].to_s)
       end
-      [connection(uri).request(request), token]
-    end
-
-    # One kept-alive connection per client: a run's requests share it (Net::HTTP retries an
-    # idempotent GET once if the server closed it meanwhile).
-    def connection(uri)
-      return @http if @http&.started?
-      @http = HTTP.http_for(uri, @options).start
+      # (Net::HTTP retries an idempotent GET once if the server closed the kept-alive connection)
+      [Connections.with(uri, @options) { |http| http.request(request) }, token]
     end
 
     def refusal(url, response)

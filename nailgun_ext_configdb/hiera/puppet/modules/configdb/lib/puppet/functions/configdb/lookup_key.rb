@@ -17,9 +17,12 @@
 #                                                   # project_domain_name (Default) scope the token
 #       headers: {X-Site: dc1}                      # sent with every request
 #       ssl_ca_cert: /etc/pki/tls/certs/fuel.crt    # ssl_verify (true), ssl_cert/ssl_key: a client certificate
-# Each data source is fetched once per catalog compilation (the function context's cache) and
-# revalidated with If-None-Match in the next one. A Keystone token serves the whole process (a Puppet
-# server's compilations) until it expires or ConfigDB refuses it. Needs hiera/backend/configdb_client.rb on Ruby's load path.
+# configdb::data_hash takes the same options and is cheaper: Puppet calls this function once per key
+# (and location), that one once per location. On the first key of a compilation the location's data
+# sources are fetched (one GET each) and first-found merged into one Hash, kept in the function
+# context's cache for the compilation and revalidated with If-None-Match in the next one. A Keystone
+# token serves the whole process (a Puppet server's compilations) until it expires or ConfigDB refuses
+# it. Needs hiera/backend/configdb_client.rb on Ruby's load path.
 require 'hiera/backend/configdb_client'
 
 Puppet::Functions.create_function(:'configdb::lookup_key') do
@@ -32,23 +35,11 @@ Puppet::Functions.create_function(:'configdb::lookup_key') do
   def lookup_key(key, options, context)
     key = key.to_s
     return context.not_found if key == 'lookup_options'
-    run = context.cache_has_key(:run) ? context.cached_value(:run) : context.cache(:run, start_run(options, context))
-    sources = options['uri'] ? [options['uri']] : run[:hierarchy]
-    sources.each do |source|
-      data = run[:data][source] ||= run[:client].effective(run[:environment], run[:node], source)
-      return context.interpolate(data[key]) if data.include?(key)
-    end
-    context.not_found
+    data = context.cached_value(:data) ||
+           context.cache(:data, ConfigDB.location_data(options) { |text| context.interpolate(text) })
+    return context.not_found unless data.include?(key)
+    context.interpolate(data[key])
   rescue ConfigDB::Error => e
     raise Puppet::DataBinding::LookupError, e.message
-  end
-
-  # What stays the same for a whole compilation: the node, its environment, the data fetched so far.
-  def start_run(options, context)
-    { client: ConfigDB::Client.new(options),
-      environment: context.interpolate(options['environment'].to_s),
-      node: context.interpolate((options['node'] || '%{::fqdn}').to_s),
-      hierarchy: Array(options['hierarchy'] || ConfigDB::FUEL_HIERARCHY),
-      data: {} }
   end
 end
