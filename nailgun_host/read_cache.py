@@ -33,7 +33,7 @@ from nailgun_host.settings import settings
 LOG = logging.getLogger(__name__)
 SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
 #: paths whose route is remembered (then forgotten all at once)
-ROUTED_PATHS = 10000
+ROUTED_PATHS = 4096
 #: answers larger than this share of the budget are not kept (one would push out all the others)
 LARGEST_SHARE = 4
 
@@ -58,13 +58,13 @@ def _web_path(environ):
 class Answer:
     __slots__ = ("fingerprint", "headers", "body", "etag", "size")
 
-    def __init__(self, fingerprint, headers, body):
+    def __init__(self, key, fingerprint, headers, body):
         self.fingerprint = fingerprint
         self.body = body
         self.headers = [(k, v) for k, v in headers if k.lower() != "content-length"] + [
             ("Content-Length", str(len(body)))]
         self.etag = next((v for k, v in headers if k.lower() == "etag"), None)
-        self.size = len(body) + 200
+        self.size = len(body) + sum(len(part) for part in key[:2]) + 300  # and about what holds them
 
 
 class AnswerStore:
@@ -208,7 +208,7 @@ class ReadCache:
         if not given["status"].startswith("200 "):
             start_response(given["status"], given["headers"])
             return [body]
-        answer = Answer(fingerprint, given["headers"], body)
+        answer = Answer(key, fingerprint, given["headers"], body)
         self.store.put(key, answer)
         return self._send(answer, environ, start_response)
 

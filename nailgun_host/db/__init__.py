@@ -147,7 +147,11 @@ class StatementReader:
 
     def first(self, statement, **params):
         """The first row of ``statement`` (a Core select with named bind parameters) as a tuple, or None."""
-        local = self._connection()
+        try:
+            local = self._connection()
+        except sa.exc.DBAPIError as exc:  # cannot connect
+            raise StatementFailed(str(exc.orig).splitlines()[0] if str(exc.orig) else type(exc.orig).__name__) \
+                from exc
         known = local.compiled.get(statement)
         if known is None:
             compiled = statement.compile(dialect=local.engine.dialect)

@@ -190,3 +190,52 @@ def _layers(wsgi):
             (c.cell_contents for c in closure if callable(c.cell_contents)), None)
         layer = inner
     return seen
+
+
+def test_identities_the_policy_refuses_are_refused_after_an_admin_warmed_the_answer(apps, tmp_path):
+    cached, _ = apps
+    world = World(*apps)
+    world.write("put", 0)
+    url = world.url("astute", "") + "?effective"
+    assert cached.get(url, headers=auth("admin")).json["pin"] == "p0"
+    assert cached.get(url, headers=auth("reader")).json["pin"] == "<secret>"  # the masked view is its own
+    assert cached.get(url, status=401).json["message"].startswith("Authentication required")
+    users_file = settings["AUTH"]["users_file"]
+    write_users_file(users_file, dict(USERS, nobody=("nobody-pw", [])))
+    nobody = {"Authorization": "Basic " + base64.b64encode(b"nobody:nobody-pw").decode()}
+    assert cached.get(url, headers=nobody, status=403).json["errors"] == ["nailgun:read"]
+
+
+def test_a_request_in_a_session_and_a_head_are_answered_by_the_application(apps):
+    cached, _ = apps
+    world = World(*apps)
+    world.write("put", 0)
+    url = world.url(world.ids[0], "")
+    cached.put_json(url, {"a": 0}, headers=auth("admin"), status=204)
+    cached.get(url, headers=auth("admin"))
+    session = cached.post_json(API + "/environments/{0}/configure".format(world.env), {},
+                               headers=auth("admin")).json["id"]
+    in_session = dict(auth("admin"), **{"X-Configuration-Session": session})
+    cached.put_json(url, {"a": "staged"}, headers=in_session, status=204)
+    assert cached.get(url, headers=in_session).json == {"a": "staged"}
+    assert cached.get(url, headers=auth("admin")).json["a"] == 0
+    head = cached.head(url, headers=auth("admin"))
+    assert head.body == b"" and head.headers["ETag"] == cached.get(url, headers=auth("admin")).headers["ETag"]
+
+
+def _answer(number, size):
+    return read_cache.Answer(("/p{0}".format(number), "", True), (number,), [("ETag", '"{0}"'.format(number))],
+                             b"x" * size)
+
+
+def test_the_store_keeps_the_most_recently_used_answers_within_its_bytes():
+    store = read_cache.AnswerStore(max_bytes=10000)
+    for number in range(20):
+        store.put(("/p{0}".format(number), "", True), _answer(number, 1000))
+        store.get(("/p0", "", True))  # used again and again: never the one pushed out
+        assert store.size <= store.max_bytes
+    kept = [number for number in range(20) if store.get(("/p{0}".format(number), "", True)) is not None]
+    assert 0 in kept and kept[-1] == 19 and len(kept) == len(store) < 10
+    assert store.size == sum(store.get(("/p{0}".format(n), "", True)).size for n in kept)
+    store.put(("/big", "", True), _answer(99, 5000))  # more than a quarter of the budget: not kept
+    assert store.get(("/big", "", True)) is None
