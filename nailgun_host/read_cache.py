@@ -27,6 +27,7 @@ import re
 import threading
 
 from nailgun_host import auth, policy
+from nailgun_host.api.base import none_match
 from nailgun_host.db import StatementFailed, statement_reader
 from nailgun_host.settings import settings
 
@@ -36,12 +37,6 @@ SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
 ROUTED_PATHS = 4096
 #: answers larger than this share of the budget are not kept (one would push out all the others)
 LARGEST_SHARE = 4
-
-
-def none_match(header, tag):
-    """Whether an ``If-None-Match`` value names ``tag`` (weak comparison, ``*`` for any)."""
-    tags = [t.strip() for t in header.split(",") if t.strip()]
-    return any(t == "*" or (t[2:] if t.startswith("W/") else t) == tag for t in tags)
 
 
 def _web_path(environ):
@@ -56,6 +51,8 @@ def _web_path(environ):
 
 
 class Answer:
+    """A 200 answer as the application gave it, and the state (fingerprint) it was computed from."""
+
     __slots__ = ("fingerprint", "headers", "body", "etag", "size")
 
     def __init__(self, key, fingerprint, headers, body):
@@ -137,13 +134,19 @@ class ReadCache:
             return found
         found = None
         if any(p.match(path) for route in self._cached for p in route.patterns):
-            found = next(((cached, match.groups()) if cached is not None else None
-                          for patterns, cached in self._routes for match in map(lambda p: p.match(path), patterns)
-                          if match), None)
+            found = self._first_match(path)
         if len(self._routed) >= ROUTED_PATHS:
             self._routed.clear()
         self._routed[path] = found
         return found
+
+    def _first_match(self, path):
+        for patterns, cached in self._routes:
+            for pattern in patterns:
+                match = pattern.match(path)
+                if match:
+                    return (cached, match.groups()) if cached is not None else None
+        return None
 
     def _key(self, environ):
         """(route, groups, key) of a request whose answer may be replayed, or None."""
@@ -163,13 +166,13 @@ class ReadCache:
             return None
         return route, groups, (path, environ.get("QUERY_STRING", ""), shown)
 
-    def _fingerprint(self, route, groups):
+    def _fingerprint(self, route, groups, path):
         try:
             return route.fingerprint(self.reader.first, *groups)
         except StatementFailed:  # the database cannot be asked now: the application says how it fails
             return None
         except Exception:
-            LOG.exception("The read cache cannot tell the state of %s; the application answers", route.rule)
+            LOG.exception("The read cache cannot tell the state of %s; the application answers", path)
             return None
 
     def __call__(self, environ, start_response):
@@ -177,7 +180,7 @@ class ReadCache:
         if found is None:
             return self.app(environ, start_response)
         route, groups, key = found
-        fingerprint = self._fingerprint(route, groups)
+        fingerprint = self._fingerprint(route, groups, key[0])
         if fingerprint is None:
             return self.app(environ, start_response)
         answer = self.store.get(key)

@@ -11,7 +11,7 @@ import json
 import web
 
 from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, CollectionHandler, ItemHandler, set_status
+from nailgun_host.api.base import BaseHandler, CollectionHandler, ItemHandler, none_match, set_status
 
 
 def canonical(data):
@@ -45,11 +45,9 @@ class ConfigHandler(BaseHandler):
         """Send ``tag``; True (and an empty 304) when the client's If-None-Match has it."""
         web.header("ETag", tag)
         wanted = web.ctx.env.get("HTTP_IF_NONE_MATCH")
-        if wanted is not None:
-            tags = [t[2:] if t.startswith("W/") else t for t in _tags(wanted)]
-            if "*" in tags or tag in tags:
-                set_status(304)
-                return True
+        if wanted is not None and none_match(wanted, tag):
+            set_status(304)
+            return True
         return False
 
     def respond(self, data, tag=None):

@@ -161,6 +161,12 @@ def id_list_param(name):
 
 # -- answers --------------------------------------------------------------------------------
 
+def none_match(header, tag):
+    """Whether an ``If-None-Match`` value names ``tag`` (weak comparison, ``*`` for any)."""
+    tags = [t.strip() for t in header.split(",") if t.strip()]
+    return any(t == "*" or (t[2:] if t.startswith("W/") else t) == tag for t in tags)
+
+
 def respond_with_task(task):
     """A task handed to the orchestrator: 202 while it works on it, 200 once it has finished."""
     set_status(200 if task.status in task_obj.FINISHED else 202)
