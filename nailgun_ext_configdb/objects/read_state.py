@@ -25,7 +25,8 @@ from nailgun_ext_configdb.models import DefinitionsGeneration, Environment
 from nailgun_ext_configdb.objects import levels
 
 _ENVIRONMENT = Environment.__table__
-_STATE = [_ENVIRONMENT.c.revision, _ENVIRONMENT.c.created_at, _ENVIRONMENT.c.hierarchy_levels,
+_STATE = [_ENVIRONMENT.c.revision, _ENVIRONMENT.c.created_at,
+          sa.cast(_ENVIRONMENT.c.hierarchy_levels, sa.Text),  # compared, never decoded
           _ENVIRONMENT.c.linked,
           sa.select(DefinitionsGeneration.__table__.c.generation).scalar_subquery().label("generation")]
 _WHERE = _ENVIRONMENT.c.id == sa.bindparam("environment")

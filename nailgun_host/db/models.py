@@ -127,6 +127,7 @@ class IPAddr(Base):
 
 class Node(Base):
     __tablename__ = "nodes"
+    __table_args__ = (sa.Index("nodes_fqdn", "fqdn"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     uuid: Mapped[str] = mapped_column(sa.String(36), unique=True, default=lambda: str(uuid.uuid4()))
