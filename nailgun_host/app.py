@@ -9,6 +9,7 @@ routes that declare a fingerprint may be replayed from memory (``nailgun_host.re
 handler asks the policy before it runs (``api.base.BaseHandler``). The body size cap is enforced where the
 body is read (``api.base.request_body``).
 """
+import gc
 import json
 import logging
 import urllib.parse
@@ -212,6 +213,14 @@ def build_app(extensions=None):
     app.add_processor(web.loadhook(lambda: setattr(web.ctx, "nailgun_routes", routes)))
     app.add_processor(handle_request)
     return app
+
+
+def settle():
+    """Once a server process has built its application: all it holds lives as long as the process, so it goes
+    out of the garbage collector's reach (``gc.freeze``) and a full collection walks only what requests made
+    (one during a move of 200 nodes used to walk the whole heap: 130-250 ms)."""
+    gc.collect()
+    gc.freeze()
 
 
 def _decoded_path(environ):

@@ -191,6 +191,9 @@ def serve(argv=None):
         app = make_app(server._build_wsgi(), max(1, args.threads))
         print("Nailgun feed server on http://{0}:{1}/api/v1 ({2}, authentication: {3})".format(
             args.host, args.port, server._shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
+        from nailgun_host.app import settle
+
+        settle()
         try:
             aioweb.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
         except OSError as exc:

@@ -152,13 +152,14 @@ def _build_wsgi():
     from nailgun_host.extensions import SettingsError
 
     try:
-        return build_wsgi()
+        application = build_wsgi()
     except SettingsError as exc:
         raise StartupError(str(exc))
     except (UsersFileError, ValueError) as exc:
         raise StartupError("cannot set up authentication: {0}".format(exc))
     except KeyRepositoryError as exc:
         raise StartupError("cannot use the secrets' keys: {0}".format(exc))
+    return application
 
 
 def _tls_adapter(args):
@@ -204,6 +205,9 @@ def serve(argv=None):
             raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
         print("Nailgun API on {0}://{1}:{2}/api/v1 ({3}, authentication: {4})".format(
             scheme, args.host, args.port, _shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
+        from nailgun_host.app import settle
+
+        settle()
         try:
             server.serve()
         except KeyboardInterrupt:

@@ -65,27 +65,56 @@ def check_storable(data):
     no key ``$fernet`` (it marks an encrypted value, ``secrets.sealing``).
 
     A number too large for a float (1e400) decodes as Infinity, which no answer may carry.
-    Walks without recursion, so a deep document cannot exhaust the stack here.
+    Walks one nesting level at a time, without recursion (a deep document cannot exhaust the
+    stack); every write of a large document passes here, so the loop is inlined and tests exact types first.
     """
-    stack = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, str):
-            if "\x00" in value:
-                raise errors.InvalidData("Values must not contain NUL characters")
-        elif isinstance(value, float):
-            if value != value or value in (float("inf"), float("-inf")):
-                raise errors.InvalidData("Numbers must be finite; one in the request is too large")
-        elif isinstance(value, (dict, list)):
+    level, depth = [[data]], -1  # the document is the one item of a list around it
+    while level:
+        nested = []
+        for container in level:
             if depth >= MAX_DEPTH:
                 raise errors.InvalidData("Values must not nest deeper than {0} levels".format(MAX_DEPTH))
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in items:
-                if isinstance(value, dict):
-                    sealing.refuse_marker(key)
-                stack.append((key, depth + 1))
-                stack.append((item, depth + 1))
+            values = container
+            if type(container) is dict or isinstance(container, dict):
+                sealing.refuse_marker(container)
+                values = container.values()
+                for key in container:
+                    if type(key) is not str:
+                        if isinstance(key, str) and "\x00" in key:
+                            _refuse_nul()
+                    elif "\x00" in key:
+                        _refuse_nul()
+            for value in values:
+                kind = type(value)
+                if kind is str:
+                    if "\x00" in value:
+                        _refuse_nul()
+                elif kind is dict or kind is list:
+                    nested.append(value)
+                elif kind is float:
+                    if not -_INFINITY < value < _INFINITY:  # NaN too: it compares false with everything
+                        _refuse_infinite()
+                elif kind is int or kind is bool or value is None:
+                    continue
+                elif isinstance(value, (dict, list)):  # subclasses
+                    nested.append(value)
+                elif isinstance(value, str) and "\x00" in value:
+                    _refuse_nul()
+                elif isinstance(value, float) and not -_INFINITY < value < _INFINITY:
+                    _refuse_infinite()
+        level, depth = nested, depth + 1
     return data
+
+
+_INFINITY = float("inf")
+
+
+def _refuse_nul():
+    raise errors.InvalidData("Values must not contain NUL characters")
+
+
+def _refuse_infinite():
+    raise errors.InvalidData("Numbers must be finite; one in the request is too large")
 
 
 def validate_schema(data, schema, validator=None):

@@ -92,7 +92,7 @@ class Target:
         """Store ``data`` where it addresses; the mask at a secret leaf keeps the stored value."""
         data = secrets.unmask(self.resource, data, document.data if document is not None else {})
         if self.kind == VALUES:
-            resource_definition.validate_values(self.resource, data, secrets.of(self.resource, data))
+            resource_definition.validate_values(self.resource, data)
         return document_obj.write(self.environment, self.resource, self.path, self.kind, data, author(),
                                   document=document)
 

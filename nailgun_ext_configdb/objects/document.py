@@ -106,17 +106,40 @@ def _changes(old, new, path, found):
     if len(found) > MAX_CHANGED_KEYS:
         return
     if isinstance(old, dict) and isinstance(new, dict):
+        differing = _differing_keys(old, new)
         for key in list(old) + [k for k in new if k not in old]:
+            if key not in differing:
+                continue
             if key not in old or key not in new:
                 found.append(path + "/" + jsonpointer.escape(key))
-            elif not json_equal(old[key], new[key]):
+            else:
                 _changes(old[key], new[key], path + "/" + jsonpointer.escape(key), found)
     elif not json_equal(old, new):
         found.append(path)
 
 
+def _differing_keys(old, new):
+    """The keys of two objects whose values differ as JSON, or that only one has.
+
+    Python's ``!=`` finds the values that differ but for types in C; the others are compared as JSON
+    in one walk, key by key only if that finds a difference: a large document has thousands of keys.
+    """
+    differing = old.keys() ^ new.keys()
+    same = []
+    for key in old:
+        if key in new:
+            if old[key] != new[key]:
+                differing.add(key)
+            else:
+                same.append(key)
+    if not json_equal([old[key] for key in same], [new[key] for key in same]):
+        differing.update(key for key in same if not json_equal(old[key], new[key]))
+    return differing
+
+
 def changed_keys(old, new):
-    """JSON pointers of the keys whose values differ as JSON (types included), objects compared key by key.
+    """JSON pointers of the keys whose values differ as JSON (types included), objects compared key by key;
+    none when ``old`` and ``new`` are the same JSON.
 
     Cut at MAX_CHANGED_KEYS, with "..." last, so rewriting a large document stays cheap.
     """
@@ -150,7 +173,8 @@ def write(environment, resource, level_path, kind, data, author, document=None, 
     resource_id = resource.id
     document = document or find(environment.id, resource_id, level_path, kind)
     old = document.data if document is not None else {}
-    if document is not None and json_equal(old, data):
+    changed = changed_keys(old, data)
+    if document is not None and not changed:
         return None
     if document is None:
         document = Document(environment_id=environment.id, resource_definition_id=resource_id,
@@ -160,7 +184,7 @@ def write(environment, resource, level_path, kind, data, author, document=None, 
     document.revision = revision
     document.version += 1
     stored = DocumentVersion(version=document.version, revision=revision, author=author,
-                             changed_keys=changed_keys(old, data))
+                             changed_keys=changed)
     storage.driver().write(environment, resource, document, stored, secrets.seal(resource, data), author)
     # SQLAlchemy compares JSON with ==, which would skip the UPDATE when only a type changed
     orm.attributes.flag_modified(document, "data")

@@ -13,22 +13,39 @@ def json_equal(a, b):
     string, null, array, object) and same values, objects compared regardless of key order.
 
     Numbers of one type compare by value (``0.0`` equals ``-0.0``, as PostgreSQL stores them).
-    Iterative, so any document ``check_storable`` accepts compares without recursion limits.
+    Python's ``==`` (in C) answers first: it is JSON's equality but for types, so a difference
+    ends there; only equal values are then walked, without recursion, to compare their types.
     """
-    stack = [(a, b)]
-    while stack:
-        x, y = stack.pop()
+    try:
+        if a != b:
+            return False
+        values_equal = True
+    except RecursionError:  # deeper than C's recursion allows: the walk compares the values too
+        values_equal = False
+    lefts, rights = [a], [b]  # two stacks rather than one of pairs: no object per value
+    while lefts:
+        x, y = lefts.pop(), rights.pop()
         if type(x) is not type(y):
             return False
         if isinstance(x, dict):
             if len(x) != len(y) or x.keys() != y.keys():
                 return False
-            stack.extend((x[key], y[key]) for key in x)
+            for key, item in x.items():
+                other = y[key]
+                kind = type(item)
+                if kind is not type(other):
+                    return False
+                if kind is dict or kind is list or isinstance(item, (dict, list)):
+                    lefts.append(item)
+                    rights.append(other)
+                elif not values_equal and item != other:
+                    return False
         elif isinstance(x, list):
             if len(x) != len(y):
                 return False
-            stack.extend(zip(x, y))
-        elif x != y:
+            lefts.extend(x)
+            rights.extend(y)
+        elif not values_equal and x != y:
             return False
     return True
 
@@ -73,11 +90,42 @@ def stored_form(value):
     Python writes 1e16 as ``1e+16``, which PostgreSQL's jsonb keeps as the integer
     10000000000000000 (SQLite keeps the text); storing that form everywhere lets a
     rewrite of the same document compare equal on both. ``1.0`` stays a number.
+    ``value`` itself when it holds no such number (the usual case: a large document is not copied).
     """
+    if not _holds_exponent_integer(value):
+        return value
+    return _converted(value)
+
+
+def _exponent_integer(number):
+    return number.is_integer() and "e" in repr(number)
+
+
+#: the types of JSON's other scalars, as decoded
+_OTHER_SCALARS = frozenset((str, int, bool, type(None)))
+
+
+def _holds_exponent_integer(value):
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in _OTHER_SCALARS:
+            continue
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, float) and _exponent_integer(item):
+            return True
+    return False
+
+
+def _converted(value):
     if isinstance(value, float):
-        return int(value) if value.is_integer() and "e" in repr(value) else value
+        return int(value) if _exponent_integer(value) else value
     if isinstance(value, dict):
-        return {key: stored_form(item) for key, item in value.items()}
+        return {key: _converted(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [stored_form(item) for item in value]
+        return [_converted(item) for item in value]
     return value

@@ -13,7 +13,7 @@ from nailgun_host.db import db
 from nailgun_host.validation import parse_id
 from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, VALUES, EnvironmentComponent, EnvironmentPin
 from nailgun_ext_configdb.models import ResourceDefinition
-from nailgun_ext_configdb.objects import changes, levels, resource_definition, secrets
+from nailgun_ext_configdb.objects import changes, levels, resource_definition
 from nailgun_ext_configdb.objects import document as document_obj
 
 
@@ -83,7 +83,7 @@ def rejected(environment, current, target):
     found = []
     for document in document_obj.of_kind(environment.id, current.id, VALUES):
         try:
-            resource_definition.validate_values(moved, document.data, secrets.of(moved, document.data))
+            resource_definition.validate_values(moved, document.data)
         except errors.NailgunError as exc:
             found.append({"level": levels.display(document.level_path), "kind": VALUES, "message": exc.message})
     return found

@@ -24,9 +24,8 @@ from nailgun_host.validation import check_storable, parse_id
 from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Component, EnvironmentComponent, EnvironmentPin
 from nailgun_ext_configdb.models import ResourceDefinition
-from nailgun_ext_configdb.objects import document, json_patch, resealing, value_schema
+from nailgun_ext_configdb.objects import document, json_patch, resealing, secrets, value_schema
 from nailgun_ext_configdb.objects.json_values import json_equal
-
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,8 +73,9 @@ def check_content(content):
     return content
 
 
-def validate_values(resource, data, secret=()):
-    """400 unless ``data`` follows the pinned version's schema; messages never quote the ``secret`` leaves.
+def validate_values(resource, data):
+    """400 unless ``data`` follows the pinned version's schema; messages never quote its secret leaves
+    (classified only for a message: most writes are valid, and a large document's classification is not free).
 
     A schema stored before definitions were checked is checked here first: 409 names the
     definition to fix instead of a fetch, a loop or a 500.
@@ -88,7 +88,7 @@ def validate_values(resource, data, secret=()):
     except errors.InvalidData as exc_:
         raise errors.Conflict("Resource definition {0} cannot validate values: {1}".format(
             resource.definition_id, exc_.message))
-    value_schema.validate(data, schema, secret)
+    value_schema.validate(data, schema, lambda: secrets.of(resource, data))
 
 
 def to_dict(definition):

@@ -144,7 +144,7 @@ def stage(session, environment, resource, level_path, kind, data, document):
     data = json_values.stored_form(check_storable(data))
     result = secrets.unmask(resource, data, stored)  # a mask with nothing stored to keep: 400 now
     if kind == VALUES:
-        resource_definition.validate_values(resource, result, secrets.of(resource, result))
+        resource_definition.validate_values(resource, result)
     if json_values.json_equal(result, stored):
         if change is not None:
             config_session.unstage(session, EXTENSION, name)
@@ -216,7 +216,7 @@ def deploy(session, changes, author):
         try:
             data = secrets.unmask(resource, change.data, stored)
             if kind == VALUES:
-                resource_definition.validate_values(resource, data, secrets.of(resource, data))
+                resource_definition.validate_values(resource, data)
         except errors.NailgunError as exc:
             raise type(exc)("Session {0} cannot deploy the {1} of {2} at {3}: {4}".format(
                 session.id, kind, resource.name, levels.display(level_path), exc.message),

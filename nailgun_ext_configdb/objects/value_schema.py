@@ -30,10 +30,12 @@ def schema_of(content):
     """The values schema of a resource definition's ``content`` (its ``schema`` key), or None."""
     return content.get("schema") if isinstance(content, dict) else None
 
+
 #: schema nodes once every ``$ref`` is expanded: bounds the work per validated value
 MAX_SCHEMA_NODES = 10000
 #: nesting of schema nodes through subschemas and references (jsonschema recurses on it)
 MAX_SCHEMA_DEPTH = 100
+
 
 def _search(pattern, text):
     return user_schemas.compiled_pattern(pattern).search(text) is not None
@@ -129,18 +131,18 @@ def check(schema):
     return schema
 
 
-def validate(data, schema, secret=()):
+def validate(data, schema, secret_of=set):
     """400 when ``data`` does not follow ``schema`` (checked by ``check``): RE2 patterns, no retrieval.
 
     jsonschema's messages quote the instance (``'hunter2' is not of type 'integer'``): where it
-    holds one of the ``secret`` leaves (JSON pointers), the message quotes it masked.
+    holds one of the secret leaves (JSON pointers ``secret_of()`` names), the message quotes it masked.
     """
     validator = ValueValidator(schema, registry=user_schemas.REGISTRY, format_checker=jsonschema.FormatChecker())
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
         return data
     where = "/".join(str(p) for p in error.absolute_path)
-    message = _scrubbed(error, secret)
+    message = _scrubbed(error, secret_of())
     raise errors.InvalidData(message if not where else "{0} (at '{1}')".format(message, where))
 
 

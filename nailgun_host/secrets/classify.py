@@ -48,19 +48,45 @@ DEFAULT_PATTERNS = (
 #: schema keywords whose subschemas apply to the very instance their schema applies to (a marker under
 #: ``not`` counts too: when in doubt, secret)
 _IN_PLACE = ("allOf", "anyOf", "oneOf")
+
+
 @functools.lru_cache(maxsize=64)
 def name_matcher(patterns):
     """A predicate on key names for a tuple of shell-style patterns (an empty tuple matches nothing)."""
-    if not patterns:
-        return lambda name: False
     if not all(isinstance(pattern, str) and pattern for pattern in patterns):
         raise ValueError("secret name patterns must be non-empty strings, not {0!r}".format(patterns))
-    regex = re.compile("|".join(fnmatch.translate(pattern.lower()) for pattern in patterns))
+    return _NameMatcher(patterns)
 
-    @functools.lru_cache(maxsize=4096)  # documents repeat their key names
-    def matches(name):
-        return regex.match(str(name).lower()) is not None
-    return matches
+
+class _NameMatcher:
+    """Whether a key name matches the patterns, each string's answer remembered: documents repeat their
+    key names, and a large one has tens of thousands of keys. ``plain`` holds the names known to match
+    none, so a whole object can be passed over with one set operation."""
+
+    #: names remembered at most, per set (then forgotten all at once)
+    REMEMBERED = 65536
+
+    def __init__(self, patterns):
+        self._regex = re.compile("|".join(fnmatch.translate(pattern.lower()) for pattern in patterns)) \
+            if patterns else None
+        self.plain, self._secret = set(), set()
+
+    def __call__(self, name):
+        if type(name) is not str:
+            return self._matches(name)
+        if name in self.plain:
+            return False
+        if name in self._secret:
+            return True
+        matched = self._matches(name)
+        known = self._secret if matched else self.plain
+        if len(known) >= self.REMEMBERED:
+            known.clear()
+        known.add(name)
+        return matched
+
+    def _matches(self, name):
+        return self._regex is not None and self._regex.match(str(name).lower()) is not None
 
 
 def secret_pointers(document, schema=None, patterns=DEFAULT_PATTERNS):
@@ -72,21 +98,31 @@ def secret_pointers(document, schema=None, patterns=DEFAULT_PATTERNS):
 
 
 def by_name(document, patterns=DEFAULT_PATTERNS):
-    """Every leaf under a key that matches one of ``patterns``."""
+    """Every leaf under a key that matches one of ``patterns``.
+
+    Every write and every masked read classifies its whole document, so this walks containers only
+    (a leaf's pointer is made when it is secret) and passes over an object whose key names are all
+    known to be plain without looking at them one by one.
+    """
     matches = name_matcher(tuple(patterns))
+    plain = matches.plain
     found = set()
-    stack = [(document, "")]  # only containers: a leaf's pointer is made when it is secret
-    while stack:
-        value, pointer = stack.pop()
+    containers, where = [document], [""]  # two stacks rather than one of pairs: no object per container
+    while containers:
+        value, pointer = containers.pop(), where.pop()
         if isinstance(value, dict):
+            known_plain = plain.issuperset(value)
             for key, item in value.items():
-                if matches(key):
+                if not known_plain and matches(key):
                     found.update(leaves(item, child(pointer, key)))
-                elif isinstance(item, (dict, list)) and item:
-                    stack.append((item, child(pointer, key)))
+                elif item and isinstance(item, (dict, list)):
+                    containers.append(item)
+                    where.append(child(pointer, key))
         elif isinstance(value, list):
-            stack.extend((item, child(pointer, index)) for index, item in enumerate(value)
-                         if isinstance(item, (dict, list)) and item)
+            for index, item in enumerate(value):
+                if item and isinstance(item, (dict, list)):
+                    containers.append(item)
+                    where.append(child(pointer, index))
     return found
 
 

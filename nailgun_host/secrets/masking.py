@@ -52,7 +52,7 @@ def unmask(document, stored, secret):
         else:
             result = pointers.replace(result, pointer, pointers.copy_containers(pointers.get(stored, pointer)))
     stray = [pointer for pointer in pointers.leaves(result) if pointers.get(result, pointer) == MASK
-             and pointer not in missing and pointer not in moved] if _holds_mask(result) else []
+             and pointer not in missing and pointer not in moved] if holds_mask(result) else []
     if missing or moved or stray:
         reasons = []
         if missing:
@@ -87,8 +87,29 @@ def _canonical(value):
     return json.dumps(value, sort_keys=True)
 
 
-def _holds_mask(document):
-    return MASK in json.dumps(document)
+#: the types of JSON's scalars but strings, as decoded
+_NOT_STRINGS = frozenset((int, float, bool, type(None)))
+
+
+def holds_mask(document):
+    """Whether ``MASK`` is one of the values of ``document`` (a walk that stops at the first)."""
+    stack = [[document]]  # containers; the document is the one item of a list around it
+    while stack:
+        container = stack.pop()
+        for item in container.values() if isinstance(container, dict) else container:
+            kind = type(item)
+            if kind is str:
+                if item == MASK:
+                    return True
+            elif kind is dict or kind is list:
+                stack.append(item)
+            elif kind in _NOT_STRINGS:
+                continue
+            elif isinstance(item, (dict, list)):
+                stack.append(item)
+            elif item == MASK:
+                return True
+    return False
 
 
 _ABSENT = object()

@@ -13,6 +13,8 @@ def escape(key):
 
 
 def child(pointer, key):
+    if type(key) is str and "~" not in key and "/" not in key:  # most keys: nothing to escape
+        return pointer + "/" + key
     return pointer + "/" + escape(key)
 
 
@@ -22,7 +24,11 @@ def tokens(pointer):
         return []
     if not pointer.startswith("/"):
         raise ValueError("{0!r} is not a JSON pointer: it must be empty or start with /".format(pointer))
-    return [token.replace("~1", "/").replace("~0", "~") for token in pointer[1:].split("/")]
+    return [unescape(token) for token in pointer[1:].split("/")]
+
+
+def unescape(token):
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 def is_leaf(value):
@@ -48,16 +54,25 @@ def get(document, pointer, default=_MISSING):
     """The value at ``pointer``; ``default`` (KeyError without one) when the document has none there."""
     value = document
     for token in tokens(pointer):
-        if isinstance(value, dict) and token in value:
-            value = value[token]
-        elif isinstance(value, list) and token.isascii() and token.isdigit() and int(token) < len(value) \
-                and (token == "0" or not token.startswith("0")):
-            value = value[int(token)]
+        key = key_in(value, token)
+        if key is not None:
+            value = value[key]
         elif default is _MISSING:
             raise KeyError(pointer)
         else:
             return default
     return value
+
+
+def key_in(container, token):
+    """What the reference token ``token`` names in ``container``: a key of an object, an index of a list
+    (digits, no leading zero, in range), or None when it names nothing there."""
+    if isinstance(container, dict):
+        return token if token in container else None
+    if isinstance(container, list) and token.isascii() and token.isdigit() and int(token) < len(container) \
+            and (token == "0" or not token.startswith("0")):
+        return int(token)
+    return None
 
 
 def replace(document, pointer, new):

@@ -23,22 +23,55 @@ def seal(document, secret, keyset):
     """A copy of ``document`` with the leaf at each pointer of ``secret`` sealed under the primary key.
 
     Pointers the document does not have are skipped; a leaf already sealed stays as it is.
+    Only the objects and lists on the way to a sealed leaf are copied; the rest is shared with
+    ``document``, which stays as it was.
     """
-    if not secret:
+    if "" in secret:  # the whole document is the one secret leaf
+        return document if is_sealed(document) else {MARKER: _token(document, keyset)}
+    if not secret or not isinstance(document, (dict, list)):
         return document
-    sealed = pointers.copy_containers(document)
+    root = _shallow_copy(document)
+    copied = {"": root}  # pointer -> the copy of the container there
     for pointer in secret:
-        value = pointers.get(sealed, pointer, _ABSENT)
-        if value is not _ABSENT and not is_sealed(value):
-            token = keyset.encrypt(json.dumps(value, separators=(",", ":")).encode("utf-8"))
-            sealed = pointers.replace(sealed, pointer, {MARKER: token})
-    return sealed
+        parent = _copied_parent(pointer, copied)
+        if parent is None:
+            continue
+        container, token = parent
+        value = container[token]
+        if not is_sealed(value):
+            container[token] = {MARKER: _token(value, keyset)}
+    return root
+
+
+def _token(value, keyset):
+    return keyset.encrypt(json.dumps(value, separators=(",", ":")).encode("utf-8"))
+
+
+def _shallow_copy(container):
+    return dict(container) if isinstance(container, dict) else list(container)
+
+
+def _copied_parent(pointer, copied):
+    """(the copy of the container holding the leaf at ``pointer``, its key or index there), copying the
+    containers on the way that ``copied`` (pointer -> copy) does not hold yet; None when the document
+    has no such leaf."""
+    tokens = pointers.tokens(pointer)
+    container, where = copied[""], ""
+    for token in tokens[:-1]:
+        key = pointers.key_in(container, token)
+        if key is None or not isinstance(container[key], (dict, list)):
+            return None
+        where += "/" + pointers.escape(token)
+        if where not in copied:
+            copied[where] = container[key] = _shallow_copy(container[key])
+        container = copied[where]
+    key = pointers.key_in(container, tokens[-1])
+    return None if key is None else (container, key)
 
 
 def unseal(document, keyset):
-    """``document`` with every sealed leaf opened (the same object when it holds none)."""
-    if not _holds_marker(document):
-        return document
+    """``document`` with every sealed leaf opened; the containers without one are shared with ``document``
+    (the same object when it holds none)."""
     return _map_sealed(document, lambda token: json.loads(keyset.decrypt(token)))
 
 
@@ -53,8 +86,6 @@ def reencrypt(document, keyset):
         changed += 1
         return {MARKER: keyset.reencrypt(token)}
 
-    if not _holds_marker(document):
-        return document, 0
     return _map_sealed(document, renew), changed
 
 
@@ -72,32 +103,30 @@ def count_sealed(document):
     return count
 
 
-def refuse_marker(key):
-    if key == MARKER:
+def refuse_marker(mapping):
+    """400 when the object ``mapping`` has the key ``$fernet``."""
+    if MARKER in mapping:
         raise errors.InvalidData("The key {0} is reserved: it marks an encrypted value".format(MARKER))
 
 
-_ABSENT = object()
-
-
-def _holds_marker(document):
-    stack = [document]
-    while stack:
-        value = stack.pop()
-        if type(value) is dict:
-            if MARKER in value:
-                return True
-            stack.extend(value.values())
-        elif type(value) is list:
-            stack.extend(value)
-    return False
-
-
 def _map_sealed(value, opener):
+    """``value`` with ``opener(token)`` in place of each sealed leaf; the containers that hold none are
+    shared with ``value`` (``value`` itself when it holds none), so opening a large document with a few
+    secrets copies little."""
     if is_sealed(value):
         return opener(value[MARKER])
     if type(value) is dict:
-        return {key: _map_sealed(item, opener) for key, item in value.items()}
-    if type(value) is list:
-        return [_map_sealed(item, opener) for item in value]
-    return value
+        items = value.items()
+    elif type(value) is list:
+        items = enumerate(value)
+    else:
+        return value
+    result = value
+    for key, item in items:
+        if type(item) is dict or type(item) is list:
+            mapped = _map_sealed(item, opener)
+            if mapped is not item:
+                if result is value:
+                    result = _shallow_copy(value)
+                result[key] = mapped
+    return result

@@ -114,3 +114,34 @@ def test_history_never_loads_documents(cdb, demo, rid, query_counter):
     assert [h["version"] for h in history] == [1, 2, 3, 4, 5]
     selects = [s for s in query_counter.statements if s.lstrip().upper().startswith("SELECT")]
     assert selects and not [s for s in selects if re.search(r"configdb_document(s|_versions)\.data\b", s)]
+
+
+def _nested(depth, leaf):
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_json_equal_compares_deeper_than_python_can_recurse():
+    deep = 5000  # beyond Python's == (a RecursionError): the walk decides alone
+    assert json_equal(_nested(deep, 1), _nested(deep, 1))
+    assert not json_equal(_nested(deep, 1), _nested(deep, 2))
+    assert not json_equal(_nested(deep, 1), _nested(deep, True))
+
+
+def test_changed_keys_of_a_large_document_name_the_change_only_types_included():
+    old = {"key_{0}".format(n): {"n": n, "list": [n, str(n)]} for n in range(5000)}
+    new = dict(old, key_7={"n": 7, "list": [7, "7"], "added": 1}, key_4000={"n": 4000, "list": [4000.0, "4000"]})
+    del new["key_9"]
+    assert document.changed_keys(old, new) == ["/key_7/added", "/key_9", "/key_4000/list"]
+    assert document.changed_keys(old, dict(old)) == []
+
+
+def test_stored_form_copies_only_what_it_changes():
+    plain = {"a": [1, 1.5, {"b": "c"}], "d": 1e15}
+    assert stored_form(plain) is plain
+    value = {"a": [1, {"b": 1e16}], "c": {"d": 2.0}}
+    converted = stored_form(value)
+    assert converted == {"a": [1, {"b": 10 ** 16}], "c": {"d": 2.0}}
+    assert type(converted["a"][1]["b"]) is int and type(value["a"][1]["b"]) is float

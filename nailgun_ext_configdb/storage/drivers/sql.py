@@ -10,7 +10,6 @@ from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Document, Docu
 from nailgun_ext_configdb.storage.drivers import base
 
 
-
 class SqlDefinitions(base.Definitions):
     """Versions are rows; ``UNIQUE(lineage_id, version)`` and a unique index on the first versions'
     names make a racing creation fail (409) instead of giving a number or a name twice, and a
