@@ -106,55 +106,66 @@ class StatementFailed(Exception):
 
 
 class StatementReader:
-    """Single statements outside any transaction, each on its thread's own autocommit connection.
+    """Single statements outside any transaction, for the one query a cached read asks on every request
+    (``nailgun_host.read_cache``); each statement is compiled once per engine.
 
-    For the one query a cached read asks on every request (``nailgun_host.read_cache``): no pool
-    checkout, no ping, no BEGIN or ROLLBACK, and the statement compiled once per engine. The
-    connections follow ``configure`` (a new engine gets new ones); a failed statement drops its
-    connection, and the next one connects again. An in-memory SQLite database, which another
-    connection would not see, has no reader (``available`` is False).
+    PostgreSQL: on its thread's own autocommit connection, so no pool checkout, ping, BEGIN or ROLLBACK
+    (each a round trip). SQLite: on a connection of the engine's pool (in autocommit already, and local),
+    so that it is closed and disposed with the engine's: a connection kept apart would outlive the
+    files SQLite shares between connections. A failed statement drops its connection; the next one
+    connects again. An in-memory SQLite database, which another connection would not see, has no reader
+    (``available`` is False).
     """
 
     def __init__(self):
         #: statements run so far in this process (the test suite counts them with the ORM's)
         self.executed = 0
-        self._engines = {}  # configured engine -> its autocommit engine (at most one live)
         self._lock = threading.Lock()
-        self._forget_connections()
-        os.register_at_fork(after_in_child=self._forget_connections)  # a parent's are not a worker's
+        self._inherited = []
+        self._start_afresh()
+        os.register_at_fork(after_in_child=self._start_afresh)
 
-    def _forget_connections(self):
+    def _start_afresh(self):
+        """No connection of a parent process is used in a child, nor closed there (closing one would end
+        it for the parent too): they are kept, untouched, until the child exits."""
+        if hasattr(self, "_local"):
+            self._inherited.append((self._local, self._engines))
         self._local = threading.local()
-        self._engines = {}
+        self._engines = {}  # configured engine -> its autocommit engine (at most one live)
 
     @staticmethod
     def available():
         url = get_engine().url
         return not (url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"))
 
-    def _connection(self):
-        engine = get_engine()
+    def _state(self, engine):
+        """This thread's compiled statements and, on PostgreSQL, connection for ``engine``."""
         local = self._local
         if getattr(local, "engine", None) is not engine:
-            with self._lock:
-                if engine not in self._engines:
-                    for old in self._engines.values():
-                        old.dispose()
-                    self._engines = {engine: make_engine(engine.url, autocommit=True)}
-                autocommit = self._engines[engine]
-            local.connection, local.engine, local.compiled = autocommit.raw_connection(), engine, {}
+            connection = None
+            if engine.dialect.name != "sqlite":
+                with self._lock:
+                    if engine not in self._engines:
+                        for old in self._engines.values():
+                            old.dispose()
+                        self._engines = {engine: make_engine(engine.url, autocommit=True)}
+                    autocommit = self._engines[engine]
+                connection = autocommit.raw_connection()
+            local.connection, local.engine, local.compiled = connection, engine, {}
         return local
 
     def first(self, statement, **params):
         """The first row of ``statement`` (a Core select with named bind parameters) as a tuple, or None."""
+        engine = get_engine()
         try:
-            local = self._connection()
+            local = self._state(engine)
+            connection = local.connection or engine.raw_connection()
         except sa.exc.DBAPIError as exc:  # cannot connect
             raise StatementFailed(str(exc.orig).splitlines()[0] if str(exc.orig) else type(exc.orig).__name__) \
                 from exc
         known = local.compiled.get(statement)
         if known is None:
-            compiled = statement.compile(dialect=local.engine.dialect)
+            compiled = statement.compile(dialect=engine.dialect)
             known = local.compiled[statement] = (compiled.string,
                                                  {name: bind.value for name, bind in compiled.binds.items()},
                                                  compiled.positiontup if compiled.positional else None)
@@ -164,16 +175,19 @@ class StatementReader:
             values = [values[name] for name in order]
         self.executed += 1
         try:
-            cursor = local.connection.cursor()
+            cursor = connection.cursor()
             try:
                 cursor.execute(sql, values)
                 row = cursor.fetchone()
             finally:
                 cursor.close()
-        except local.engine.dialect.loaded_dbapi.Error as exc:
-            local.connection.invalidate()
+        except engine.dialect.loaded_dbapi.Error as exc:
+            connection.invalidate()
             local.engine = None
             raise StatementFailed(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+        finally:
+            if connection is not local.connection:
+                connection.close()  # back to the engine's pool
         return tuple(row) if row is not None else None
 
 
