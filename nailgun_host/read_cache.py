@@ -27,14 +27,16 @@ import re
 import threading
 
 from nailgun_host import auth, policy
-from nailgun_host.api.base import none_match
+from nailgun_host.api.base import SEES_SECRETS_KEY, none_match
 from nailgun_host.db import StatementFailed, statement_reader
 from nailgun_host.settings import settings
 
 LOG = logging.getLogger(__name__)
 SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
-#: paths whose route is remembered (then forgotten all at once)
-ROUTED_PATHS = 4096
+#: paths whose route is remembered (then forgotten all at once), if at most ROUTED_PATH_LENGTH long
+ROUTED_PATHS, ROUTED_PATH_LENGTH = 4096, 2048
+#: what an answer costs beside its body and key: the objects holding it, its headers and state (measured)
+ENTRY_OVERHEAD = 2048
 #: answers larger than this share of the budget are not kept (one would push out all the others)
 LARGEST_SHARE = 4
 
@@ -61,7 +63,7 @@ class Answer:
         self.headers = [(k, v) for k, v in headers if k.lower() != "content-length"] + [
             ("Content-Length", str(len(body)))]
         self.etag = next((v for k, v in headers if k.lower() == "etag"), None)
-        self.size = len(body) + sum(len(part) for part in key[:2]) + 300  # and about what holds them
+        self.size = len(body) + sum(len(part) for part in key[:2]) + ENTRY_OVERHEAD
 
 
 class AnswerStore:
@@ -135,9 +137,10 @@ class ReadCache:
         found = None
         if any(p.match(path) for route in self._cached for p in route.patterns):
             found = self._first_match(path)
-        if len(self._routed) >= ROUTED_PATHS:
-            self._routed.clear()
-        self._routed[path] = found
+        if len(path) <= ROUTED_PATH_LENGTH:
+            if len(self._routed) >= ROUTED_PATHS:
+                self._routed.clear()
+            self._routed[path] = found
         return found
 
     def _first_match(self, path):
@@ -161,7 +164,7 @@ class ReadCache:
         try:
             if not policy.allowed(route.rule, identity):
                 return None  # the application refuses it, in its words
-            shown = policy.allowed(policy.READ_SECRETS, identity)
+            shown = environ[SEES_SECRETS_KEY] = policy.allowed(policy.READ_SECRETS, identity)
         except Exception:  # a policy file that cannot be used: the application answers 503
             return None
         return route, groups, (path, environ.get("QUERY_STRING", ""), shown)

@@ -190,9 +190,17 @@ def identity():
                               headers={"WWW-Authenticate": 'Basic realm="{0}"'.format(settings["AUTH"]["realm"])})
 
 
+#: where the read cache puts its answer to ``sees_secrets`` (the answer it keeps must be the one computed)
+SEES_SECRETS_KEY = "nailgun.sees_secrets"
+
+
 def sees_secrets():
-    """Whether the request's identity may see secret values in clear (policy ``nailgun:read_secrets``)."""
-    return policy.allowed(policy.READ_SECRETS, identity())
+    """Whether the request's identity may see secret values in clear (policy ``nailgun:read_secrets``),
+    asked once per request: a policy file changed in between must not make one answer half of each."""
+    decided = web.ctx.env.get(SEES_SECRETS_KEY)
+    if decided is None:
+        decided = web.ctx.env[SEES_SECRETS_KEY] = policy.allowed(policy.READ_SECRETS, identity())
+    return decided
 
 
 def authorize_changing_secrets():
