@@ -63,7 +63,9 @@ def reads(config, env_id, fqdns, ids, count, clients):
 
     def get(target):
         fqdn, name, form = target
-        http = getattr(local, "http", None) or setattr(local, "http", requests.Session()) or local.http
+        if not hasattr(local, "http"):
+            local.http = requests.Session()  # one kept-alive connection per client thread
+        http = local.http
         url = "{0}/environments/{1}/nodes/{2}/resources/".format(config, env_id, fqdn) + form.format(name, ids[name])
         answer = http.get(url)
         answer.raise_for_status()
