@@ -67,23 +67,19 @@ class ResourceDefinition(Base):
     component: Mapped[Component] = orm.relationship(back_populates="resource_definitions")
 
 
-class DefinitionsGeneration(Base):
-    """One row the database itself counts up (triggers of migration cdb006) on every change to
-    components, resource definitions, environments' components and pins: everything that decides
-    which data source, at which version, a document's URL names.
+class StateGeneration(Base):
+    """One row the database itself counts up (triggers of migration cdb007) on every change a
+    document's answer depends on: environments (their ``revision`` grows with every document
+    written), components, resource definitions, environments' components and pins, and nodes' ids,
+    clusters and FQDNs.
 
     Readers' caches compare it (``objects.read_state``), so a writer never has to remember to.
-    The row appears with the first change (an emptied table means "no change counted yet").
     """
 
-    __tablename__ = PREFIX + "definitions_generation"
+    __tablename__ = PREFIX + "state_generation"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     generation: Mapped[int] = mapped_column(sa.BigInteger)
-
-
-#: the tables whose changes count up ``DefinitionsGeneration`` (migration cdb006's triggers)
-GENERATION_TABLES = ("components", "resource_definitions", "environment_components", "environment_pins")
 
 
 class Environment(Base):

@@ -2,29 +2,34 @@
 
 The product's hot read (Hiera and lifecycle tools reading effective values) asks for the same
 answer many times between changes that come a few times a day. A route may declare a
-``fingerprint`` (``api.base.route``): a function of a ``StatementReader``-like ``first`` and the
-URL's groups that reads, in one cheap statement, everything the route's answers depend on, or None
-when it cannot tell. The first GET of a URL is answered by the application as usual and its 200
-answer (body, headers, ETag) is kept; later GETs of the same URL and query by identities that see
-the same (secrets shown, or masked) get those bytes while the fingerprint read for them is equal,
-and a 304 for a matching ``If-None-Match``, without the web framework, the ORM or any decoding.
+``fingerprint`` (``api.base.route``): a function of a ``StatementReader``-like ``first`` that
+reads, in one cheap statement, a value the database changes with every change any of the route's
+answers depend on (a generation its triggers count), or None when it cannot tell. The first GET of
+a URL is answered by the application as usual and its 200 answer (body, headers, ETag) is kept;
+later GETs of the same URL and query by identities that see the same (secrets shown, or masked) get
+those bytes while the fingerprint is equal, and a 304 for a matching ``If-None-Match``, without the
+web framework, the ORM or any decoding.
 
-Why no write can leave a stale answer, on any worker or host: every request reads the fingerprint
-itself, after any write whose answer was sent has committed, and is served only an answer kept
-under an equal fingerprint. An answer is kept under the fingerprint read *before* the application
-computed it, so it can only be newer than that state, and reaches only requests that read the same
-state (concurrent with the write). Fingerprints never repeat a past state (revisions and
-generations only grow).
+Why no write can leave a stale answer, on any worker or host, although a worker reads the
+fingerprint at most once per lease (``READ_CACHE.lease_ms``) rather than on every request: a
+fingerprint read that *started* less than a lease ago is trusted, and the answer of every write
+(any other method) is held for a lease after the application committed it. So a request sent after
+a write's answer arrives more than a lease after that commit, and is served only under a
+fingerprint read that started after it, which sees it. (Only elapsed times are compared, each on
+one host's monotonic clock; pauses only make reads older or answers later, both safe.) An answer is
+kept under the fingerprint read *before* the application computed it, so it can only be newer than
+that state; fingerprints never repeat a past state (generations only grow).
 
-Everything else goes to the application untouched: other methods, a request in a configuration
-session (``X-Configuration-Session``), an identity the route's read rule refuses, any answer but
-200, and every request when the database cannot be asked. Memory: at most
-``READ_CACHE.max_bytes`` of bodies per process, least recently used out first.
+Everything else goes to the application untouched: a request in a configuration session
+(``X-Configuration-Session``), HEAD, an identity the route's read rule refuses, any answer but 200,
+and every request when the database cannot be asked. Memory: at most ``READ_CACHE.max_bytes`` of
+bodies per process, least recently used out first.
 """
 import collections
 import logging
 import re
 import threading
+import time
 
 from nailgun_host import auth, policy
 from nailgun_host.api.base import SEES_SECRETS_KEY, none_match
@@ -33,6 +38,8 @@ from nailgun_host.settings import settings
 
 LOG = logging.getLogger(__name__)
 SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
+#: methods that never write (everything else is held for a lease)
+READS = ("GET", "HEAD", "OPTIONS")
 #: paths whose route is remembered (then forgotten all at once), if at most ROUTED_PATH_LENGTH long
 ROUTED_PATHS, ROUTED_PATH_LENGTH = 4096, 2048
 #: what an answer costs beside its body and key: the objects holding it, its headers and state (measured)
@@ -112,10 +119,13 @@ class CachedRoute:
 class ReadCache:
     """WSGI middleware in front of the application (behind authentication): see the module."""
 
-    def __init__(self, app, routes, prefixes, max_bytes, reader=None):
+    def __init__(self, app, routes, prefixes, max_bytes, lease_seconds, reader=None):
         self.app = app
         self.store = AnswerStore(max_bytes)
+        self.lease_seconds = lease_seconds
         self.reader = reader or statement_reader
+        #: fingerprint function -> (its last value read, the monotonic time its statement was sent)
+        self._leases = {}
         # web.py takes the first route that matches, in order: so does ``_route``
         self._routes = []
         for entry in routes:
@@ -128,7 +138,7 @@ class ReadCache:
         self._routed = {}
 
     def _route(self, path):
-        """The cached route that answers ``path`` and its groups, or None (another route answers it).
+        """The cached route that answers ``path``, or None (another route answers it).
 
         Remembered per path (the same few are read over and over), up to ``ROUTED_PATHS`` of them."""
         found = self._routed.get(path, self)
@@ -146,44 +156,60 @@ class ReadCache:
     def _first_match(self, path):
         for patterns, cached in self._routes:
             for pattern in patterns:
-                match = pattern.match(path)
-                if match:
-                    return (cached, match.groups()) if cached is not None else None
+                if pattern.match(path):
+                    return cached
         return None
 
     def _key(self, environ):
-        """(route, groups, key) of a request whose answer may be replayed, or None."""
+        """(route, key) of a request whose answer may be replayed, or None."""
         if environ.get("REQUEST_METHOD") != "GET" or SESSION_HEADER in environ:
             return None
         path = _web_path(environ)
-        found = self._route(path) if path is not None else None
+        route = self._route(path) if path is not None else None
         identity = environ.get(auth.ENVIRON_KEY)
-        if found is None or identity is None:
+        if route is None or identity is None:
             return None
-        route, groups = found
         try:
             if not policy.allowed(route.rule, identity):
                 return None  # the application refuses it, in its words
             shown = environ[SEES_SECRETS_KEY] = policy.allowed(policy.READ_SECRETS, identity)
         except Exception:  # a policy file that cannot be used: the application answers 503
             return None
-        return route, groups, (path, environ.get("QUERY_STRING", ""), shown)
+        return route, (path, environ.get("QUERY_STRING", ""), shown)
 
-    def _fingerprint(self, route, groups, path):
+    def _leased(self, route, asked_at):
+        """The fingerprint of ``route`` read less than a lease before ``asked_at``, or None."""
+        lease = self._leases.get(route.fingerprint)
+        if lease is not None and asked_at - lease[1] < self.lease_seconds:
+            return lease[0]
+        return None
+
+    def _fingerprint(self, route, path):
+        """The fingerprint of ``route`` read now (and leased), or None when it cannot be told."""
+        sent_at = time.monotonic()
         try:
-            return route.fingerprint(self.reader.first, *groups)
+            fingerprint = route.fingerprint(self.reader.first)
         except StatementFailed:  # the database cannot be asked now: the application says how it fails
             return None
         except Exception:
             LOG.exception("The read cache cannot tell the state of %s; the application answers", path)
             return None
+        if fingerprint is not None:
+            self._leases[route.fingerprint] = (fingerprint, sent_at)
+        return fingerprint
 
     def __call__(self, environ, start_response):
-        found = self._key(environ) if self.store.max_bytes and self.reader.available() else None
+        if not self.reader.available():
+            return self.app(environ, start_response)
+        if environ.get("REQUEST_METHOD") not in READS:
+            return self._held_for_a_lease(environ, start_response)
+        found = self._key(environ) if self.store.max_bytes else None
         if found is None:
             return self.app(environ, start_response)
-        route, groups, key = found
-        fingerprint = self._fingerprint(route, groups, key[0])
+        route, key = found
+        fingerprint = self._leased(route, time.monotonic())
+        if fingerprint is None:
+            fingerprint = self._fingerprint(route, key[0])
         if fingerprint is None:
             return self.app(environ, start_response)
         answer = self.store.get(key)
@@ -193,28 +219,26 @@ class ReadCache:
         self.store.misses += 1
         return self._compute(key, fingerprint, environ, start_response)
 
+    def _held_for_a_lease(self, environ, start_response):
+        """A write's answer, sent once every lease read before its commit has run out (module)."""
+        if not self.lease_seconds:
+            return self.app(environ, start_response)
+        status, headers, body = _answered(self.app, environ)
+        time.sleep(self.lease_seconds)
+        start_response(status, headers)
+        return [body]
+
     def _compute(self, key, fingerprint, environ, start_response):
         """The application's answer, kept when it is a 200; ``If-None-Match`` is then applied here,
         so that a revalidation also leaves the whole answer behind."""
         wanted = environ.pop("HTTP_IF_NONE_MATCH", None)
-        given = {}
-
-        def capture(status, headers, exc_info=None):
-            given.update(status=status, headers=list(headers))
-            return lambda data: given.setdefault("written", []).append(data)
-
-        result = self.app(environ, capture)
-        try:
-            body = b"".join(given.get("written", [])) + b"".join(result)
-        finally:
-            if hasattr(result, "close"):
-                result.close()
+        status, headers, body = _answered(self.app, environ)
         if wanted is not None:
             environ["HTTP_IF_NONE_MATCH"] = wanted
-        if not given["status"].startswith("200 "):
-            start_response(given["status"], given["headers"])
+        if not status.startswith("200 "):
+            start_response(status, headers)
             return [body]
-        answer = Answer(key, fingerprint, given["headers"], body)
+        answer = Answer(key, fingerprint, headers, body)
         self.store.put(key, answer)
         return self._send(answer, environ, start_response)
 
@@ -228,8 +252,26 @@ class ReadCache:
         return [answer.body]
 
 
+def _answered(app, environ):
+    """(status, headers, body) of ``app``'s whole answer to ``environ``, its work all done (closed)."""
+    given = {}
+
+    def capture(status, headers, exc_info=None):
+        given.update(status=status, headers=list(headers))
+        return lambda data: given.setdefault("written", []).append(data)
+
+    result = app(environ, capture)
+    try:
+        body = b"".join(given.get("written", [])) + b"".join(result)
+    finally:
+        if hasattr(result, "close"):
+            result.close()
+    return given["status"], given["headers"], body
+
+
 def build(app, routes, prefixes):
     """``app`` behind a ``ReadCache`` of the routes that declare a fingerprint (READ_CACHE settings)."""
     if not any("fingerprint" in entry for entry in routes):
         return app
-    return ReadCache(app, routes, prefixes, int(settings["READ_CACHE"]["max_bytes"]))
+    return ReadCache(app, routes, prefixes, int(settings["READ_CACHE"]["max_bytes"]),
+                     settings["READ_CACHE"]["lease_ms"] / 1000.0)

@@ -48,6 +48,7 @@ DEFAULTS = {
     # answers of GETs replayed from memory while their state is unchanged: nailgun_host.read_cache
     "READ_CACHE": {
         "max_bytes": 64 * 1024 * 1024,  # bodies kept per process, least recently used out first; 0: no cache
+        "lease_ms": 5,  # how long a worker trusts the state it read; every write's answer waits as long
     },
     # secrets at rest and who sees them: README "Secrets"; nailgun_host.secrets
     "SECRETS": {
@@ -139,12 +140,22 @@ def _check_flags(section, name):
             raise ValueError("{0}.{1} must be true or false, not {2!r}".format(name, key, value))
 
 
+def _check_read_cache(read_cache):
+    """A write's answer waits ``lease_ms``: a worker must not be held for long."""
+    if read_cache["lease_ms"] > MAX_LEASE_MS:
+        raise ValueError("READ_CACHE.lease_ms must be at most {0}, not {1!r}".format(
+            MAX_LEASE_MS, read_cache["lease_ms"]))
+
+
 def _check_sessions(sessions):
     """A session must be able to live at all: no zero lifetimes or document limits."""
     for key in ("ttl", "max_age", "max_documents"):
         if sessions[key] < 1:
             raise ValueError("SESSIONS.{0} must be at least 1, not {1!r}".format(key, sessions[key]))
 
+
+#: the longest READ_CACHE.lease_ms: what a write's answer may be held
+MAX_LEASE_MS = 1000
 
 #: sections whose unknown keys are refused: a misspelt limit must not silently keep the default
 CHECKED_SECTIONS = ("SESSIONS", "FEED", "READ_CACHE")
@@ -179,6 +190,7 @@ class Settings(dict):
             _check_numbers(self[name], name)
             _check_flags(self[name], name)
         _check_sessions(self["SESSIONS"])
+        _check_read_cache(self["READ_CACHE"])
         return self
 
     @property

@@ -41,7 +41,7 @@ def display(level_path):
 def _node(environment, value):
     query = sa.select(Node)
     query = query.where(Node.id == parse_id(value)) if parse_id(value) else query.where(Node.fqdn == value)
-    node = db.scalars(query.order_by(Node.id)).first()  # the node ``read_state`` names too
+    node = db.scalars(query.order_by(Node.id)).first()  # of nodes sharing an FQDN, always the same one
     if node is None:
         raise errors.ObjectNotFound("Cannot find a node with the given identifier {0}".format(value))
     if node.cluster_id != environment.id:

@@ -68,6 +68,20 @@ class ConfigAPI:
         return self.app.get(url, **kwargs)
 
 
+def read_cache_of(testapp):
+    """The ``nailgun_host.read_cache.ReadCache`` among the middlewares of a ``build_wsgi`` WebTest app."""
+    from nailgun_host.read_cache import ReadCache
+
+    layer = testapp.app
+    for _ in range(10):
+        if isinstance(layer, ReadCache):
+            return layer
+        closure = getattr(layer, "__closure__", None) or ()
+        layer = getattr(layer, "app", None) or next(
+            (c.cell_contents for c in closure if callable(c.cell_contents)), None)
+    raise LookupError("no read cache in front of this application")
+
+
 @pytest.fixture
 def cdb(app):
     return ConfigAPI(app)

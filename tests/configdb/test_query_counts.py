@@ -1,7 +1,7 @@
 """SQL statements per request do not grow with depth, nodes, versions or list sizes."""
 import pytest
 
-from tests.configdb.conftest import API
+from tests.configdb.conftest import API, read_cache_of
 
 
 def _count(query_counter, call):
@@ -9,6 +9,13 @@ def _count(query_counter, call):
     with query_counter.counting():
         call()
     return len([s for s in query_counter.statements if not s.startswith("BEGIN")])
+
+
+@pytest.fixture
+def unleased(cdb):
+    """Every read asks the database for the state (as when the last one is older than a lease)."""
+    read_cache_of(cdb.app).lease_seconds = 0
+    return cdb
 
 
 def _hierarchy(cdb, depth, nodes, versions):
@@ -27,7 +34,8 @@ def _hierarchy(cdb, depth, nodes, versions):
 
 
 @pytest.mark.parametrize("query", ["effective", "effective&show_lookup&key=root", "effective&version=1"])
-def test_effective_get_is_constant_in_depth_nodes_and_versions(cdb, query_counter, query):
+def test_effective_get_is_constant_in_depth_nodes_and_versions(unleased, query_counter, query):
+    cdb = unleased
     small_env, small_path = _hierarchy(cdb, depth=1, nodes=1, versions=1)
     small = _count(query_counter, lambda: cdb.get(small_env, "r", small_path, query=query))
     cdb.app.delete(API + "/environments/{0}".format(small_env))
@@ -40,7 +48,8 @@ def test_effective_get_is_constant_in_depth_nodes_and_versions(cdb, query_counte
     assert _count(query_counter, lambda: cdb.get(big_env, "r", big_path, query=query)) == 1  # replayed
 
 
-def test_effective_get_on_a_linked_environment_by_fqdn(cdb, env, query_counter):
+def test_effective_get_on_a_linked_environment_by_fqdn(unleased, env, query_counter):
+    cdb = unleased
     cluster = env.create(nodes_kwargs=[{"roles": ["compute"]}] * 3)
     cdb.component("c", ["astute"])
     cdb.environment(["c"], id=cluster["id"])
@@ -56,11 +65,17 @@ def test_effective_get_on_a_linked_environment_by_fqdn(cdb, env, query_counter):
 
 
 @pytest.mark.parametrize("query", ["", "effective", "effective&show_lookup"])
-def test_a_replayed_get_runs_one_statement_whatever_the_size(cdb, query_counter, query):
-    """The steady state of Hiera's reads: the fingerprint, and the answer from memory."""
+def test_a_replayed_get_runs_one_statement_whatever_the_size_and_none_within_a_lease(cdb, query_counter, query):
+    """The steady state of Hiera's reads: the answer from memory, the state asked at most once a lease."""
     env_id, path = _hierarchy(cdb, depth=3, nodes=20, versions=5)
+    cache = read_cache_of(cdb.app)
+    cache.lease_seconds = 0
     cdb.get(env_id, "r", path, query=query)
     assert _count(query_counter, lambda: cdb.get(env_id, "r", path, query=query)) == 1
+    cache.lease_seconds = 600  # the state just read is trusted (no write follows: none is held)
+    assert _count(query_counter, lambda: cdb.get(env_id, "r", path, query=query)) == 0
+    cdb.get(env_id, "r", "", query=query)  # another URL, computed under the same lease
+    assert _count(query_counter, lambda: cdb.get(env_id, "r", "", query=query)) == 0
 
 
 @pytest.mark.parametrize("url, make", [

@@ -8,8 +8,10 @@ The two applications share the database, as two workers do; in-process, so hypot
 import base64
 import copy
 import itertools
+import time
 
 import pytest
+import sqlalchemy as sa
 import webtest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
@@ -17,7 +19,7 @@ from nailgun_host import read_cache
 from nailgun_host.app import build_wsgi
 from nailgun_host.settings import settings
 from tests.auth import write_users_file
-from tests.configdb.conftest import API
+from tests.configdb.conftest import API, read_cache_of
 from tests.factories import EnvironmentManager
 
 USERS = {"admin": ("admin-pw", ["admin"]), "reader": ("reader-pw", ["reader"])}
@@ -57,6 +59,7 @@ class World:
                                        cluster_kwargs={"name": "cluster-{0}".format(unique)},
                                        nodes_kwargs=[{"roles": ["compute"]}] * 3)
         self.nodes = list(cluster_maker.nodes)
+        self.unassigned = []
         self.watched = self.nodes[:2]
         self.env = cluster["id"]
         self.component = "c{0}".format(next(_names))
@@ -129,6 +132,11 @@ class World:
                 app.delete("/api/v1/nodes/{0}".format(node["id"]), headers=admin)
             else:
                 app.put_json("/api/v1/nodes/{0}".format(node["id"]), {"cluster_id": None}, headers=admin)
+                self.unassigned.append(node)
+        elif step == "assign_node" and self.unassigned:
+            node = self.unassigned.pop(number % len(self.unassigned))
+            app.put_json("/api/v1/nodes/{0}".format(node["id"]), {"cluster_id": self.env}, headers=admin)
+            self.nodes.append(node)
         elif step == "hierarchy":
             levels = ["nodes"] if number % 2 else ["rack"]
             app.put_json(API + "/environments/{0}".format(self.env), {"hierarchy_levels": levels}, headers=admin)
@@ -148,7 +156,7 @@ class World:
 
 
 STEPS = st.lists(st.tuples(st.sampled_from(["put", "keys", "revert", "patch", "session", "new_version", "pin",
-                                            "rename", "remove_node", "hierarchy"]),
+                                            "rename", "remove_node", "assign_node", "hierarchy"]),
                            st.integers(min_value=0, max_value=11)), min_size=1, max_size=6)
 
 
@@ -168,7 +176,7 @@ def test_a_hit_answers_from_memory_and_a_write_makes_the_next_read_compute(apps)
     cached, _ = apps
     world = World(*apps)
     world.write("put", 0)
-    store = next(layer for layer in _layers(cached.app) if isinstance(layer, read_cache.ReadCache)).store
+    store = read_cache_of(cached).store
     url = world.url("astute", "nodes/{0}/".format(world.nodes[0]["fqdn"])) + "?effective"
     first = cached.get(url, headers=auth("admin")).body
     hits, misses = store.hits, store.misses
@@ -179,17 +187,32 @@ def test_a_hit_answers_from_memory_and_a_write_makes_the_next_read_compute(apps)
     assert (store.hits, store.misses) == (hits + 1, misses + 1)
 
 
-def _layers(wsgi):
-    """The middlewares of a ``build_wsgi`` application, outermost first."""
-    layer = wsgi
-    seen = []
-    while layer is not None and len(seen) < 10:
-        seen.append(layer)
-        closure = getattr(layer, "__closure__", None) or ()
-        inner = getattr(layer, "app", None) or next(
-            (c.cell_contents for c in closure if callable(c.cell_contents)), None)
-        layer = inner
-    return seen
+def test_a_write_is_answered_a_lease_after_its_commit_so_no_worker_replays_what_it_changed(apps):
+    """Two workers on one database: a read trusts the state it read for a lease (no statement), and
+    a write's answer comes a lease after its commit, so the next read anywhere asks again."""
+    world = World(*apps)
+    reader, writer = webtest.TestApp(build_wsgi()), webtest.TestApp(build_wsgi())
+    for worker in (reader, writer):
+        read_cache_of(worker).lease_seconds = 0.3
+    url, admin = world.url("astute", "") + "?effective", auth("admin")
+    writer.put_json(world.url(world.ids[0], ""), {"a": 0}, headers=admin, status=204)
+    store = read_cache_of(reader).store
+    assert reader.get(url, headers=admin).json["a"] == 0
+    hits = store.hits
+    assert reader.get(url, headers=admin).json["a"] == 0 and store.hits == hits + 1
+    started = time.monotonic()
+    writer.put_json(world.url(world.ids[0], ""), {"a": 1}, headers=admin, status=204)
+    assert time.monotonic() - started >= 0.3
+    assert reader.get(url, headers=admin).json["a"] == 1
+
+    # what the wait is for: a write answered at once leaves a worker replaying the old answer
+    read_cache_of(reader).lease_seconds = 600
+    read_cache_of(writer).lease_seconds = 0
+    assert reader.get(url, headers=admin).json["a"] == 1
+    writer.put_json(world.url(world.ids[0], ""), {"a": 2}, headers=admin, status=204)
+    assert reader.get(url, headers=admin).json["a"] == 1
+    read_cache_of(reader).lease_seconds = 0
+    assert reader.get(url, headers=admin).json["a"] == 2
 
 
 def test_identities_the_policy_refuses_are_refused_after_an_admin_warmed_the_answer(apps, tmp_path):
@@ -247,3 +270,44 @@ def test_a_path_longer_than_any_real_one_is_refused_before_routing(apps):
     path = API + "/environments/1/" + "resources/" * 500 + "x"
     answer = cached.get(path, headers=auth("reader"), status=414)
     assert answer.json["message"] == "The URL's path is longer than 4096 characters"
+
+
+def _generation(session):
+    value = session.execute(sa.text("SELECT generation FROM configdb_state_generation")).scalar_one()
+    session.commit()
+    return value
+
+
+def test_the_database_counts_each_change_an_answer_depends_on_and_not_a_node_s_status(env, session):
+    cluster = env.create(nodes_kwargs=[{"roles": ["compute"]}] * 2)
+    node = env.nodes[0]["id"]
+    counted = [
+        "UPDATE nodes SET fqdn = 'moved.example' WHERE id = {0}".format(node),
+        "UPDATE nodes SET cluster_id = NULL WHERE id = {0}".format(node),
+        "INSERT INTO configdb_components (name) VALUES ('counted')",
+        "UPDATE configdb_components SET name = 'renamed' WHERE name = 'counted'",
+        "DELETE FROM configdb_components WHERE name = 'renamed'",
+        "DELETE FROM clusters WHERE id = {0}".format(cluster["id"]),  # the other node's cluster_id: SET NULL
+        "DELETE FROM nodes WHERE id = {0}".format(node),
+    ]
+    for statement in counted:
+        before = _generation(session)
+        session.execute(sa.text(statement))
+        session.commit()
+        assert _generation(session) > before, statement
+    before = _generation(session)
+    session.execute(sa.text("UPDATE nodes SET status = 'ready', online = false"))
+    session.commit()
+    assert _generation(session) == before
+
+
+def test_a_lease_is_a_whole_number_of_milliseconds_no_longer_than_a_second():
+    saved = copy.deepcopy(dict(settings))
+    try:
+        for bad, message in ((1001, "at most 1000"), (-1, "at least 0"), (0.5, "whole number"), ("5", "whole number")):
+            with pytest.raises(ValueError, match=message):
+                settings.reload(overrides={"READ_CACHE": {"lease_ms": bad}})
+        assert settings.reload(overrides={"READ_CACHE": {"lease_ms": 1000}})["READ_CACHE"]["lease_ms"] == 1000
+    finally:
+        settings.clear()
+        settings.update(saved)
