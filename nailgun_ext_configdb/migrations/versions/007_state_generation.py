@@ -29,6 +29,9 @@ DEFINITIONS = [(table, True, EVENTS) for table in
 #: resolves by (not status, progress, ...)
 COUNTED = [("environments", True, EVENTS)] + DEFINITIONS + [
     ("nodes", False, ("INSERT", "UPDATE OF id, cluster_id, fqdn", "DELETE"))]
+#: (counter table, what it counts, the suffix of its triggers' names)
+OLD = ("definitions_generation", DEFINITIONS, "generation")
+NEW = ("state_generation", COUNTED, "state_generation")
 
 
 def _prefix():
@@ -74,22 +77,20 @@ def _drop_triggers(p, counter, counted, name):
         op.execute("DROP FUNCTION {0}count_{1}()".format(p, counter))
 
 
-def upgrade():
-    p = _prefix()
-    _drop_triggers(p, "definitions_generation", DEFINITIONS, "generation")
-    op.drop_table(p + "definitions_generation")
-    op.create_table(p + "state_generation",
-                    sa.Column("id", sa.Integer, primary_key=True),
+def _replace(p, old, new):
+    """Drop the counter ``old`` = (table, counted, trigger name) and its triggers; create ``new``'s."""
+    (old_table, old_counted, old_name), (table, counted, name) = old, new
+    _drop_triggers(p, old_table, old_counted, old_name)
+    op.drop_table(p + old_table)
+    op.create_table(p + table, sa.Column("id", sa.Integer, primary_key=True),
                     sa.Column("generation", sa.BigInteger, nullable=False))
-    op.execute("INSERT INTO {0}state_generation (id, generation) VALUES (1, 1)".format(p))
-    _create_triggers(p, "state_generation", COUNTED, "state_generation")
+    op.execute("INSERT INTO {0}{1} (id, generation) VALUES (1, 1)".format(p, table))
+    _create_triggers(p, table, counted, name)
+
+
+def upgrade():
+    _replace(_prefix(), OLD, NEW)
 
 
 def downgrade():
-    p = _prefix()
-    _drop_triggers(p, "state_generation", COUNTED, "state_generation")
-    op.drop_table(p + "state_generation")
-    op.create_table(p + "definitions_generation",
-                    sa.Column("id", sa.Integer, primary_key=True),
-                    sa.Column("generation", sa.BigInteger, nullable=False))
-    _create_triggers(p, "definitions_generation", DEFINITIONS, "generation")
+    _replace(_prefix(), NEW, OLD)
