@@ -311,3 +311,19 @@ def test_a_lease_is_a_whole_number_of_milliseconds_no_longer_than_a_second():
     finally:
         settings.clear()
         settings.update(saved)
+
+
+def test_an_emptied_generation_never_comes_back_to_a_value_an_answer_was_kept_under(apps, session):
+    """As a database emptied or restored under a running server: the next change's generation is new."""
+    cached, reference = apps
+    world = World(*apps)
+    read_cache_of(cached).lease_seconds = 0
+    url, admin = world.url("astute", "") + "?effective", auth("admin")
+    seen = []
+    for value in range(3):
+        reference.put_json(world.url(world.ids[0], ""), {"a": value}, headers=admin, status=204)
+        assert cached.get(url, headers=admin).json["a"] == value
+        seen.append(_generation(session))
+        session.execute(sa.text("DELETE FROM configdb_state_generation"))
+        session.commit()
+    assert seen == sorted(set(seen))

@@ -7,7 +7,8 @@ trust it for a moment (``nailgun_host.read_cache``).
 Triggers rather than application code, so that no writer (a bulk statement, a cascade, a future
 handler) can change an answer without the readers' caches seeing it. On PostgreSQL they are
 deferred to the commit: the generation row is then the last lock a transaction takes, so writers
-never deadlock over it. The row exists from the start (never "no change counted yet").
+never deadlock over it. The row exists from the start, and the generation is the time of the last
+change in microseconds (``_bump``), so it never repeats for another state.
 
 Revision ID: cdb007
 Revises: cdb006
@@ -38,9 +39,22 @@ def _prefix():
     return context.config.get_main_option("table_prefix") or ""
 
 
+#: the database's clock in microseconds since 1970, and the larger of two numbers, per dialect
+_CLOCK = {"postgresql": "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
+          "sqlite": "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)"}
+_GREATEST = {"postgresql": "GREATEST", "sqlite": "MAX"}
+
+
 def _bump(p, table):
-    return ("INSERT INTO {0}{1} (id, generation) VALUES (1, 1) "
-            "ON CONFLICT (id) DO UPDATE SET generation = {0}{1}.generation + 1").format(p, table)
+    """The upsert that counts ``table`` up. cdb006's counted from 1; the state generation is the time
+    of the change (one more than the last when that is not earlier), so it never takes a value it had
+    for another state, even after the row was emptied or the database restored from a backup."""
+    if table == OLD[0]:
+        return ("INSERT INTO {0}{1} (id, generation) VALUES (1, 1) "
+                "ON CONFLICT (id) DO UPDATE SET generation = {0}{1}.generation + 1").format(p, table)
+    dialect = op.get_bind().dialect.name
+    return ("INSERT INTO {0}{1} (id, generation) VALUES (1, {2}) ON CONFLICT (id) DO UPDATE SET "
+            "generation = {3}({0}{1}.generation + 1, {2})").format(p, table, _CLOCK[dialect], _GREATEST[dialect])
 
 
 def _postgresql():
@@ -84,7 +98,7 @@ def _replace(p, old, new):
     op.drop_table(p + old_table)
     op.create_table(p + table, sa.Column("id", sa.Integer, primary_key=True),
                     sa.Column("generation", sa.BigInteger, nullable=False))
-    op.execute("INSERT INTO {0}{1} (id, generation) VALUES (1, 1)".format(p, table))
+    op.execute(_bump(p, table))
     _create_triggers(p, table, counted, name)
 
 
