@@ -5,12 +5,20 @@ The core's scripts live in ``nailgun_host/db/migrations`` (version table
 says (version table ``<name>_alembic_version``), and read the ``table_prefix``
 main option to name their tables, as in Nailgun. Every script directory's env.py
 is just ``run_env()``.
+
+Operators migrate with ``nailgun-syncdb``; what makes that safe lives here: one
+migration at a time per database (``migration_lock``), and a refusal, in one line, to
+touch a database that newer code has migrated (``DatabaseNewerThanCode``).
 """
+import contextlib
+import fcntl
+import importlib.metadata
 import os
 
 import functools
 import logging
 
+import alembic.util
 from alembic import command, context
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -26,6 +34,33 @@ LOG = logging.getLogger(__name__)
 CORE_MIGRATIONS = os.path.join(os.path.dirname(__file__), "migrations")
 SYNCDB_MESSAGE = "The database is not migrated: run nailgun-syncdb"
 UNAVAILABLE_MESSAGE = "The database is unavailable; try again later"
+NEWER_MESSAGE = "The database is newer than this code: install the version that migrated it"
+#: PostgreSQL advisory lock key of nailgun-syncdb ("nailgun" in ASCII): one migration per database at a time
+LOCK_KEY = 0x6E61696C67756E
+
+
+class DatabaseNewerThanCode(alembic.util.CommandError):
+    """The database is at a revision this code does not know: newer code migrated it.
+
+    A CommandError, so every caller that turns alembic's errors into one line does so here too.
+    """
+
+    def __init__(self, migration_status):
+        super().__init__("the database is newer than this code: {0}, which {1} does not know; install the "
+                         "version that migrated it (or restore the backup taken before)".format(
+                             "; ".join(_newer_parts(migration_status)), _code_version()))
+
+
+def _code_version():
+    try:
+        return "fuel-nailgun-extensions " + importlib.metadata.version("fuel-nailgun-extensions")
+    except importlib.metadata.PackageNotFoundError:
+        return "this code"
+
+
+def _newer_parts(migration_status):
+    return ["{0} is at {1}".format(name, ", ".join(migration_status[name]["unknown"]))
+            for name in unknown(migration_status)]
 
 
 def make_config(script_location, url, version_table="alembic_version", table_prefix=""):
@@ -80,25 +115,88 @@ def _run_online(connection, version_table):
 
 
 def syncdb(url, extensions=None):
-    """Upgrade the core, then every extension that has migrations, to head. Idempotent."""
+    """Upgrade the core, then every extension that has migrations, to head; returns the final ``status``.
+
+    Idempotent, one run at a time per database (``migration_lock``), and refused before any change
+    (``DatabaseNewerThanCode``) when a part is at a revision this code does not know.
+    """
     from nailgun_host.extensions import get_all_extensions
 
-    command.upgrade(make_config(CORE_MIGRATIONS, url), "head")
-    for extension in extensions if extensions is not None else get_all_extensions():
-        if extension.alembic_migrations_path():
-            command.upgrade(config_for_extension(extension, url), "head")
+    extensions = list(extensions if extensions is not None else get_all_extensions())
+    with migration_lock(url):
+        refuse_newer(read_status(url, extensions))
+        command.upgrade(make_config(CORE_MIGRATIONS, url), "head")
+        for extension in extensions:
+            if extension.alembic_migrations_path():
+                command.upgrade(config_for_extension(extension, url), "head")
+        return read_status(url, extensions)
+
+
+@contextlib.contextmanager
+def migration_lock(url):
+    """Hold the database's migration lock: a second ``nailgun-syncdb`` waits here for the first.
+
+    PostgreSQL: a session advisory lock (``LOCK_KEY``) on a connection of its own, so it covers
+    every host, and goes with the connection if the process dies. SQLite: ``flock`` on
+    ``<database file>.lock`` next to the file (only processes of one host can share a SQLite
+    file); an in-memory database needs none. Logs a line when it has to wait.
+    """
+    engine = make_engine(url)
+    try:
+        if engine.dialect.name == "postgresql":
+            with engine.connect() as connection:
+                if not connection.execute(sqlalchemy.text("SELECT pg_try_advisory_lock(:key)"),
+                                          {"key": LOCK_KEY}).scalar():
+                    LOG.info("Waiting for another nailgun-syncdb on this database to finish")
+                    connection.execute(sqlalchemy.text("SELECT pg_advisory_lock(:key)"), {"key": LOCK_KEY})
+                connection.commit()
+                try:
+                    yield
+                finally:
+                    connection.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:key)"), {"key": LOCK_KEY})
+                    connection.commit()
+            return
+        database = engine.url.database if engine.dialect.name == "sqlite" else None
+    finally:
+        engine.dispose()
+    if not database or database == ":memory:":
+        yield
+        return
+    try:
+        lock_file = open(os.path.abspath(database) + ".lock", "a")
+    except OSError as exc:
+        raise alembic.util.CommandError("cannot take the migration lock: {0}".format(exc))
+    with lock_file:
+        try:
+            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            LOG.info("Waiting for another nailgun-syncdb on this database to finish")
+            fcntl.flock(lock_file, fcntl.LOCK_EX)
+        yield
 
 
 @functools.lru_cache(maxsize=None)
+def _scripts(script_location):
+    return ScriptDirectory.from_config(make_config(script_location, ""))
+
+
 def _heads(script_location):
-    return tuple(sorted(ScriptDirectory.from_config(make_config(script_location, "")).get_heads()))
+    return sorted(_scripts(script_location).get_heads())
+
+
+def _known(script_location, revision):
+    try:
+        return _scripts(script_location).get_revision(revision) is not None
+    except alembic.util.CommandError:
+        return False
 
 
 def status(connection, extensions=None):
-    """``{part: {"current": [...], "head": [...]}}`` for the core and every extension with migrations.
+    """``{part: {"current": [...], "head": [...], "unknown": [...]}}`` for the core and every extension
+    with migrations; ``unknown``: the current revisions this code has no script for (newer code's).
 
-    What the health route reports, and how a request that finds no table tells an
-    unmigrated database (run ``nailgun-syncdb``) from a bug. Reads only the version tables.
+    What the health route and ``nailgun-syncdb --status`` report, and how a request that finds no
+    table tells an unmigrated database (run ``nailgun-syncdb``) from a bug. Reads only the version tables.
     """
     from nailgun_host.extensions import get_all_extensions
 
@@ -109,13 +207,35 @@ def status(connection, extensions=None):
     result = {}
     for name, location, version_table in parts:
         current = MigrationContext.configure(connection, opts={"version_table": version_table}).get_current_heads()
-        result[name] = {"current": sorted(current), "head": list(_heads(location))}
+        result[name] = {"current": sorted(current), "head": _heads(location),
+                        "unknown": sorted(r for r in current if not _known(location, r))}
     return result
 
 
+def read_status(url, extensions=None):
+    """``status`` of the database at ``url``, on a connection of its own."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            return status(connection, extensions)
+    finally:
+        engine.dispose()
+
+
 def behind(migration_status):
-    """The parts of a ``status`` that are not at their head revision."""
+    """The parts of a ``status`` that are not at their head revision (newer ones included)."""
     return sorted(name for name, part in migration_status.items() if part["current"] != part["head"])
+
+
+def unknown(migration_status):
+    """The parts of a ``status`` at a revision this code does not know: newer code migrated them."""
+    return sorted(name for name, part in migration_status.items() if part["unknown"])
+
+
+def refuse_newer(migration_status):
+    """Raise ``DatabaseNewerThanCode`` when a part of the database is ahead of this code."""
+    if unknown(migration_status):
+        raise DatabaseNewerThanCode(migration_status)
 
 
 def check_database(engine):
@@ -130,6 +250,8 @@ def check_database(engine):
     except sqlalchemy.exc.SQLAlchemyError as exc:
         LOG.warning("The database is unavailable: %s", str(getattr(exc, "orig", exc)).splitlines()[0])
         return errors.ServiceUnavailable(UNAVAILABLE_MESSAGE), None
+    if unknown(state):
+        return errors.ServiceUnavailable(NEWER_MESSAGE, _newer_parts(state)), state
     late = behind(state)
     if late:
         return errors.ServiceUnavailable(SYNCDB_MESSAGE, ["{0} is at {1}, not at its head {2}".format(

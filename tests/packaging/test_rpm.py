@@ -1,21 +1,41 @@
-"""The RPM: built from the sdist with the real spec, installed into a scratch root.
+"""The RPM: built with the literal steps of the spec's header, installed into a scratch root.
 
-This is what an operator gets on a Fuel master, so the checks are on the
-installed payload: the packages with their data files (migrations, fixtures),
-the egg-info whose entry points stevedore reads, and the console scripts.
+This is what an operator gets on a Fuel master, so the checks are on the package
+(``rpm -qpR``, ``rpm -qpl``, rpmlint) and on the installed payload: the packages with
+their data files, the egg-info whose entry points stevedore reads, the console
+scripts, and the unit's command serving the API with the packaged settings file.
 """
+import ast
 import configparser
 import importlib.metadata
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
+import time
+import uuid
 from pathlib import Path
 
 import pytest
+import requests
+import sqlalchemy as sa
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "fuel-nailgun-extensions.spec"
+RPMLINTRC = ROOT / "specs" / "fuel-nailgun-extensions.rpmlintrc"
+UNIT = "/usr/lib/systemd/system/nailgun-api.service"
+SETTINGS = "/etc/nailgun/settings.yaml"
+#: the extras whose packages the RPM requires: the database driver and the unit's WSGI server
+REQUIRED_EXTRAS = ("postgresql", "server")
+#: imported, but brought by the process that imports them: fuel2's (nailgun_host.client.fuel2)
+IMPORTED_FROM_THE_CALLER = {"fuelclient"}
 PACKAGES = ("nailgun_host", "nailgun_ext_upgrade", "nailgun_ext_configdb")
 # Not copied from the work tree into the scratch source tree.
 TOP_LEVEL_JUNK = {".git", ".venv", "venv", "build", "dist", ".pytest_cache"}
@@ -42,57 +62,51 @@ def _run(cmd, **kwargs):
 def _ignore(directory, names):
     ignored = {n for n in names if n == "__pycache__" or n.endswith((".pyc", ".egg-info", ".db", ".db-wal", ".db-shm"))}
     if Path(directory) == ROOT:
-        ignored |= TOP_LEVEL_JUNK & set(names)
+        ignored |= (TOP_LEVEL_JUNK & set(names)) | {n for n in names if n.startswith((".venv", ".pytest"))}
     return ignored
 
 
-def _installed(distribution):
-    # Not importlib.util.find_spec: a build/ directory in the work tree looks like a package.
-    try:
-        importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
+def _header_steps():
+    """The shell lines under "Build from the sdist" in the spec's header, as an operator copies them."""
+    steps, inside = [], False
+    for line in SPEC.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        if "Build from the sdist" in line:
+            inside = True
+        elif inside and line.startswith("#   "):
+            steps.append(line[len("#   "):])
+        elif inside:
+            break
+    return steps
 
 
-def _build_sdist(workdir):
-    """The sdist of the work tree as it is (committed or not), built in a copy of it."""
-    source = workdir / "src"
-    shutil.copytree(ROOT, source, ignore=_ignore)
-    dist = workdir / "dist"
-    if _installed("build"):
-        cmd = [sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", dist, source]
-    else:
-        cmd = [sys.executable, "setup.py", "-q", "sdist", "--dist-dir", dist]
-    _run(cmd, cwd=source)
-    (tarball,) = dist.glob("*.tar.gz")
-    return source, tarball
+def _build_dependencies_are_rpms():
+    return subprocess.run(["rpm", "-q", "python3-devel"], capture_output=True).returncode == 0
 
 
 @pytest.fixture(scope="module")
 def rpm(tmp_path_factory):
-    """Build the RPM: sdist, then rpmbuild -ba with the real spec."""
+    """The RPM, built by the header's steps in a copy of the work tree (committed or not), with a
+    fresh HOME; ``python3`` is this test's interpreter (setuptools >= 69.3, as run_tests.sh installs)."""
     workdir = tmp_path_factory.mktemp("rpm")
-    source, tarball = _build_sdist(workdir)
-    topdir = workdir / "rpmbuild"
-    (topdir / "SOURCES").mkdir(parents=True)
-    shutil.copy(tarball, topdir / "SOURCES")
-    version = _metadata()["metadata"]["version"]
-    sdist_name = tarball.name[:-len("-{0}.tar.gz".format(version))]
-    _run(["rpmbuild",
-          "--define", "_topdir {0}".format(topdir),
-          # The Python that builds: this one has setuptools; /usr/bin/python3 may not.
-          "--define", "__python3 {0}".format(sys.executable),
-          # ...but the scripts start the target's Python, as on a Fuel master.
-          "--define", "python3_shebang /usr/bin/python3",
-          # setuptools < 69.3 names the sdist with dashes.
-          "--define", "sdist_name {0}".format(sdist_name),
-          # Build dependencies are EL packages: not in this machine's rpm database.
-          "--nodeps",
-          "-ba", SPEC])
+    source = workdir / "src"
+    shutil.copytree(ROOT, source, ignore=_ignore)
+    home = workdir / "home"
+    home.mkdir()
+    python_bin = Path(sys.executable).parent
+    assert (python_bin / "python3").is_file()
+    environ = dict(os.environ, HOME=str(home), PATH="{0}:{1}".format(python_bin, os.environ["PATH"]))
+    steps = _header_steps()
+    assert steps and steps[-1].startswith("rpmbuild "), steps
+    if not _build_dependencies_are_rpms():
+        steps[-1] = steps[-1].replace("rpmbuild ", "rpmbuild --nodeps ", 1)  # as the header says
+    for step in steps:
+        _run(["bash", "-euc", step], cwd=source, env=environ)
+    topdir = home / "rpmbuild"
     (package,) = (topdir / "RPMS" / "noarch").glob("fuel-nailgun-extensions-*.noarch.rpm")
     (srpm,) = (topdir / "SRPMS").glob("fuel-nailgun-extensions-*.src.rpm")
-    return {"rpm": package, "srpm": srpm, "source": source, "version": version}
+    return {"rpm": package, "srpm": srpm, "source": source, "version": _metadata()["metadata"]["version"]}
 
 
 @pytest.fixture(scope="module")
@@ -112,15 +126,109 @@ def _query(package, fmt):
     return _run(["rpm", "-qp", "--qf", fmt, package])
 
 
+def _required_python_distributions():
+    """``{python3dist(NAME): minimum}`` of setup.cfg: install_requires and the REQUIRED_EXTRAS."""
+    options = _metadata()
+    lines = options["options"]["install_requires"].splitlines()
+    for extra in REQUIRED_EXTRAS:
+        lines += options["options.extras_require"][extra].splitlines()
+    return _python3dist(lines)
+
+
+def _python3dist(lines):
+    required = {}
+    for line in lines:
+        line = line.split("#")[0].strip()
+        if line:
+            requirement = Requirement(line)
+            (minimum,) = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+            required["python3dist({0})".format(canonicalize_name(requirement.name))] = minimum
+    return required
+
+
+def _dependencies(package, kind):
+    """``{name: "OP VERSION" or ""}`` of ``rpm -qp --KIND`` (requires, recommends, obsoletes, conflicts)."""
+    found = {}
+    for line in _run(["rpm", "-qp", "--" + kind, package]).splitlines():
+        name, _, version = line.partition(" ")
+        found[name] = version
+    return found
+
+
 def test_rpm_header(rpm):
-    assert _query(rpm["rpm"], "%{NAME} %{VERSION} %{ARCH} %{LICENSE}") == \
-        "fuel-nailgun-extensions {0} noarch Apache-2.0".format(rpm["version"])
-    requires = _run(["rpm", "-qp", "--requires", rpm["rpm"]]).split("\n")
-    for dependency in ("python3-webpy", "python3-sqlalchemy", "python3-alembic", "python3-stevedore",
-                       "python3-jsonschema", "python3-psycopg3"):
-        assert dependency in requires
+    metadata = _metadata()["metadata"]
+    assert _query(rpm["rpm"], "%{NAME} %{VERSION} %{ARCH} %{LICENSE} %{URL}") == \
+        "fuel-nailgun-extensions {0} noarch {1} {2}".format(rpm["version"], metadata["license"], metadata["url"])
+
+
+def test_requires_are_setup_cfgs_with_their_minimums(rpm):
+    """rpm -qpR against setup.cfg: every Python distribution the code needs, at the same minimum, and no other."""
+    requires = _dependencies(rpm["rpm"], "requires")
+    packaged = {name: version for name, version in requires.items() if name.startswith("python3dist(")}
+    assert packaged == {name: ">= " + minimum for name, minimum in _required_python_distributions().items()}
+    feed = _python3dist(_metadata()["options.extras_require"]["feed"].splitlines())
+    assert _dependencies(rpm["rpm"], "recommends") == {name: ">= " + minimum for name, minimum in feed.items()}
     # Nothing of the build machine leaks in (e.g. a virtualenv's python in a #! line).
     assert not [r for r in requires if r.startswith("/") and r not in ("/bin/sh", "/usr/bin/python3")]
+    assert "shadow-utils" in requires  # %pre makes the service user
+
+
+def test_every_distribution_the_code_imports_is_required(rpm):
+    """Each top-level import of the packages is the standard library's, ours, or a required distribution's."""
+    imported = set()
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    imported |= {alias.name.split(".")[0] for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and not node.level:
+                    imported.add(node.module.split(".")[0])
+    required = {name[len("python3dist("):-1] for name in _dependencies(rpm["rpm"], "requires")
+                if name.startswith("python3dist(")}
+    optional = {name[len("python3dist("):-1] for name in _dependencies(rpm["rpm"], "recommends")}
+    providers = importlib.metadata.packages_distributions()
+    missing = sorted(
+        module for module in imported - set(sys.stdlib_module_names) - set(PACKAGES) - IMPORTED_FROM_THE_CALLER
+        if not {canonicalize_name(d) for d in providers.get(module, [module])} & (required | optional))
+    assert not missing, "imported but not required by the RPM (declare them in setup.cfg): " + ", ".join(missing)
+
+
+def test_it_replaces_the_old_cluster_upgrade_package(rpm):
+    """The old package registers the same cluster_upgrade entry point: the two cannot be installed together."""
+    assert "fuel-nailgun-extension-cluster-upgrade" in _dependencies(rpm["rpm"], "obsoletes")
+    assert _dependencies(rpm["rpm"], "conflicts") == {"fuel-nailgun-extension-cluster-upgrade": ""}
+
+
+def _file_modes(package):
+    """``{path: (permissions, user, group)}`` of every file and directory of the package."""
+    lines = _run(["rpm", "-qp", "--qf", "[%{FILENAMES} %{FILEMODES:perms} %{FILEUSERNAME} %{FILEGROUPNAME}\\n]",
+                  package]).splitlines()
+    return {path: tuple(rest) for path, *rest in (line.split() for line in lines)}
+
+
+def test_the_service_files_are_packaged(rpm):
+    files = _run(["rpm", "-qpl", rpm["rpm"]]).split()
+    assert UNIT in files
+    assert "/usr/share/licenses/fuel-nailgun-extensions-{0}/LICENSE".format(rpm["version"]) in files
+    assert "/usr/share/doc/fuel-nailgun-extensions-{0}/README.md".format(rpm["version"]) in files
+    assert set(_run(["rpm", "-qp", "--configfiles", rpm["rpm"]]).split()) == {
+        SETTINGS, "/etc/logrotate.d/fuel-nailgun-extensions"}
+    modes = _file_modes(rpm["rpm"])
+    assert modes[SETTINGS] == ("-rw-r-----", "root", "nailgun")  # it holds the database password
+    assert modes["/var/log/nailgun"] == ("drwxr-x---", "nailgun", "nailgun")
+    assert modes["/var/lib/nailgun"] == ("drwxr-x---", "nailgun", "nailgun")
+    scripts = _run(["rpm", "-qp", "--scripts", rpm["rpm"]])
+    assert re.search(r"useradd -r -g nailgun .*nailgun$", scripts, re.M), scripts
+
+
+def test_rpmlint_finds_no_error(rpm):
+    if shutil.which("rpmlint") is None:
+        pytest.skip("rpmlint is not installed (run_tests.sh installs the Debian package rpmlint when run as root)")
+    result = subprocess.run(["rpmlint", "-r", RPMLINTRC, rpm["rpm"], rpm["srpm"], SPEC],
+                            capture_output=True, text=True)
+    errors = [line for line in result.stdout.splitlines() if ": E: " in line]
+    assert not errors, result.stdout
+    assert re.search(r"\b0 errors\b", result.stdout), result.stdout + result.stderr
 
 
 def test_packages_and_migrations_are_installed(installed):
@@ -172,3 +280,94 @@ def test_srpm_carries_the_spec_and_the_sdist(rpm):
     files = _run(["rpm", "-qpl", rpm["srpm"]]).split()
     assert "fuel-nailgun-extensions.spec" in files
     assert any(f.endswith("-{0}.tar.gz".format(rpm["version"])) for f in files)
+
+
+@pytest.fixture
+def postgresql_database(db_url):
+    """A fresh PostgreSQL database (the unit serves PostgreSQL); its URL with the password."""
+    url = sa.make_url(db_url)
+    if url.get_backend_name() != "postgresql":
+        pytest.skip("the packaged service runs on PostgreSQL: set NAILGUN_TEST_DB_URL (run_tests.sh does)")
+    name = "nailgun_rpm_" + uuid.uuid4().hex[:8]
+    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(sa.text('CREATE DATABASE "{0}"'.format(name)))
+    yield url.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as connection:
+        connection.execute(sa.text('DROP DATABASE "{0}" WITH (FORCE)'.format(name)))
+    admin.dispose()
+
+
+def _in_root(root, settings_text):
+    """The packaged settings as they read inside ``root``: each absolute path under /var moved there."""
+    return re.sub(r"(?<=[ :])/var/", str(root) + "/var/", settings_text)
+
+
+def _unit_command(root, line):
+    """A command line of the unit, run from the scratch root: its own scripts with this Python (the
+    root has none), the WSGI server from this environment (a Requires of the RPM)."""
+    command = shlex.split(line)
+    executable = Path(command[0])
+    packaged = root / executable.relative_to("/")
+    if packaged.is_file():
+        return [sys.executable, str(packaged)] + command[1:]
+    return [str(Path(sys.executable).parent / executable.name)] + command[1:]
+
+
+def test_the_units_command_serves_the_api_with_the_packaged_settings(installed, postgresql_database, tmp_path):
+    """As an operator: fill in the settings file's database, migrate as the service, add a user, start the unit."""
+    root, sitelib = installed
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.read(root / UNIT.lstrip("/"))
+    service = unit["Service"]
+    assert (service["User"], service["Group"]) == ("nailgun", "nailgun")
+    packaged = (root / SETTINGS.lstrip("/")).read_text()
+    assert yaml.safe_load(packaged)["LOG"]["file"].startswith("/var/log/nailgun/")
+    placeholder = yaml.safe_load(packaged)["DATABASE_URL"]
+    assert sa.make_url(placeholder).get_backend_name() == "postgresql"
+    # what the operator edits: the database URL, and nothing else
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(_in_root(root, packaged.replace(placeholder, postgresql_database)))
+    for directory in ("var/log/nailgun", "var/lib/nailgun"):
+        assert (root / directory).is_dir(), directory
+    # NAILGUN_CONFIG stands in for the path the code reads by default (the root is not /).
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("NAILGUN_")}
+    environ.update(PYTHONPATH=str(sitelib), NAILGUN_CONFIG=str(settings), HOME=str(tmp_path))
+    syncdb = [sys.executable, str(root / "usr/bin/nailgun-syncdb")]
+    migrated = subprocess.run(syncdb, env=environ, capture_output=True, text=True)
+    assert migrated.returncode == 0, migrated.stderr
+    assert migrated.stdout.splitlines()[0] == "database: " + sa.make_url(postgresql_database).render_as_string()
+    users = subprocess.run([sys.executable, str(root / "usr/bin/nailgun-users"), "set", "admin", "--role", "admin"],
+                           env=environ, input="s3cret-pass\n", capture_output=True, text=True)
+    assert users.returncode == 0, users.stderr
+    check = subprocess.run(_unit_command(root, service["ExecStartPre"]), env=environ, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    port = free_port()
+    command = [re.sub(r"^--listen=\S+$", "--listen=127.0.0.1:{0}".format(port), arg)
+               for arg in _unit_command(root, service["ExecStart"])]
+    with open(tmp_path / "server.out", "w") as output:
+        server = subprocess.Popen(command, env=environ, stdout=output, stderr=subprocess.STDOUT, cwd=tmp_path)
+    base = "http://127.0.0.1:{0}/api/v1".format(port)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = requests.get(base + "/health", timeout=5)
+                break
+            except requests.ConnectionError:
+                assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.out").read_text()
+                time.sleep(0.2)
+        assert health.status_code == 200, health.text
+        assert health.json()["database"] == "postgresql"
+        assert requests.get(base + "/clusters/", timeout=5).status_code == 401
+        clusters = requests.get(base + "/clusters/", auth=("admin", "s3cret-pass"), timeout=5)
+        assert (clusters.status_code, clusters.json()) == (200, []), clusters.text
+        # the modules served are the RPM's, not the work tree's
+        assert str(sitelib) in subprocess.run(
+            [sys.executable, "-c", "import nailgun_host; print(nailgun_host.__file__)"],
+            env=environ, capture_output=True, text=True, cwd=tmp_path).stdout
+    finally:
+        server.terminate()
+        server.wait(20)
+    log = root / yaml.safe_load(packaged)["LOG"]["file"].lstrip("/")
+    assert "/api/v1/clusters/" in log.read_text()
