@@ -1,14 +1,16 @@
 """Hiera 3 and Puppet 7 set-ups over a ConfigDB URL or over local YAML files, for tests and benchmarks."""
 import json
 import os
+import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import yaml
 
 HERE = Path(__file__).parent
-HIERA_LIB = HERE.parents[1] / "nailgun_ext_configdb" / "hiera" / "lib"
-PUPPET_MODULE = HERE.parents[1] / "nailgun_ext_configdb" / "hiera" / "puppet" / "modules" / "configdb"
+#: the configdb Puppet module; its lib/ holds the Hiera 3 backend and the client too
+PUPPET_MODULE = HERE.parents[1] / "nailgun_ext_configdb" / "hiera" / "configdb"
 FUEL_ORDER = ["override/node", "override/plugins", "override/configuration/node",
               "override/configuration/role", "override/configuration/cluster", "globals", "astute"]
 #: a test-only function: Puppet 7 has no to_json without stdlib
@@ -34,21 +36,33 @@ puts JSON.generate('seconds' => seconds, 'values' => values)
 
 
 def ruby_environ(**extra):
-    environ = dict(os.environ, RUBYLIB=os.pathsep.join(filter(None, [str(HIERA_LIB), os.environ.get("RUBYLIB")])))
+    """For the ``hiera`` command and plain Ruby: the module's lib/ on Ruby's load path, where the RPM puts
+    the Hiera 3 backend and its client (Puppet needs none of it: it loads them from the module path)."""
+    lib = PUPPET_MODULE / "lib"
+    environ = dict(os.environ, RUBYLIB=os.pathsep.join(filter(None, [str(lib), os.environ.get("RUBYLIB")])))
+    environ.update(extra)
+    return environ
+
+
+def puppet_environ(**extra):
+    """For ``puppet``: no RUBYLIB, as an operator runs it."""
+    environ = {k: v for k, v in os.environ.items() if k != "RUBYLIB"}
     environ.update(extra)
     return environ
 
 
 def write_hiera3(directory, configdb_url=None, yaml_tree=None, **options):
-    """A Hiera 3 ``hiera.yaml`` using the configdb backend (given a URL) or the yaml backend (given a tree)."""
+    """A Hiera 3 ``hiera.yaml`` using the configdb backend (given a URL), the yaml backend (given a tree), or
+    both, configdb first."""
     directory = Path(directory)
+    config = {":backends": [], ":logger": "console"}
     if configdb_url:
-        config = {":backends": ["configdb"], ":logger": "console",
-                  ":configdb": dict({":url": configdb_url, ":environment": "%{fuel_environment}"},
-                                    **{":" + k: v for k, v in options.items()})}
-    else:
-        config = {":backends": ["yaml"], ":logger": "console", ":hierarchy": FUEL_ORDER,
-                  ":yaml": {":datadir": str(yaml_tree)}}
+        config[":backends"].append("configdb")
+        config[":configdb"] = dict({":url": configdb_url, ":environment": "%{fuel_environment}"},
+                                   **{":" + k: v for k, v in options.items()})
+    if yaml_tree:
+        config[":backends"].append("yaml")
+        config.update({":hierarchy": FUEL_ORDER, ":yaml": {":datadir": str(yaml_tree)}})
     path = directory / "hiera.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -73,23 +87,26 @@ def hiera_all(config, scope, keys, directory):
 
 
 def write_puppet_code(codedir, configdb_url=None, yaml_tree=None, environment=1, uris=None, function="data_hash",
-                      **options):
+                      link_module=True, **options):
     """A Puppet code dir whose production environment's Hiera 5 layer reads ConfigDB (through
-    ``configdb::data_hash`` or ``configdb::lookup_key``, with the function's ``options``) or local YAML."""
+    ``configdb::data_hash`` or ``configdb::lookup_key``, with the function's ``options``), local YAML, or
+    both, ConfigDB first. The configdb module is linked into the environment (as r10k would put it) unless
+    ``link_module`` is false (it is then found on the base module path, where the RPM installs it)."""
     production = Path(codedir) / "environments" / "production"
     modules = production / "modules"
     (modules / "probe" / "lib" / "puppet" / "functions" / "probe").mkdir(parents=True, exist_ok=True)
     (modules / "probe" / "lib" / "puppet" / "functions" / "probe" / "to_json.rb").write_text(TO_JSON)
-    if not (modules / "configdb").exists():
+    if link_module and not (modules / "configdb").exists():
         (modules / "configdb").symlink_to(PUPPET_MODULE)
+    hierarchy = []
     if configdb_url:
-        hierarchy = [{"name": "ConfigDB", function: "configdb::" + function,
-                      "options": dict({"url": configdb_url, "environment": str(environment)}, **options)}]
+        hierarchy.append({"name": "ConfigDB", function: "configdb::" + function,
+                          "options": dict({"url": configdb_url, "environment": str(environment)}, **options)})
         if uris:
             hierarchy[0]["uris"] = uris
-    else:
-        hierarchy = [{"name": "Fuel YAML", "datadir": str(yaml_tree),
-                      "paths": [source + ".yaml" for source in FUEL_ORDER]}]
+    if yaml_tree:
+        hierarchy.append({"name": "Fuel YAML", "datadir": str(yaml_tree),
+                          "paths": [source + ".yaml" for source in FUEL_ORDER]})
     (production / "hiera.yaml").write_text(yaml.safe_dump({"version": 5, "hierarchy": hierarchy}))
     return Path(codedir)
 
@@ -99,7 +116,7 @@ def puppet_apply(codedir, manifest, fqdn="node-1.domain.tld"):
     return subprocess.run(["puppet", "apply", "--codedir", str(codedir),
                            "--hiera_config", str(Path(codedir) / "no-global-layer.yaml"),
                            "--vardir", str(Path(codedir) / "var"), "-e", manifest],
-                          capture_output=True, text=True, env=ruby_environ(FACTER_fqdn=fqdn), timeout=300)
+                          capture_output=True, text=True, env=puppet_environ(FACTER_fqdn=fqdn), timeout=300)
 
 
 def lookup_all_manifest(keys, out_file):
@@ -123,3 +140,41 @@ def puppet_facts(directory, fqdn="node-1.domain.tld"):
     path = Path(directory) / "facts.json"
     path.write_text(json.dumps({"fqdn": fqdn, "hostname": hostname, "domain": domain, "clientcert": fqdn}))
     return path
+
+
+def puppet_lookup(codedir, directory, key, *options, fqdn="node-1.domain.tld"):
+    """``puppet lookup`` of ``key`` as the README runs it (no RUBYLIB), with extra ``options``."""
+    return subprocess.run(["puppet", "lookup", "--codedir", str(codedir), "--environment", "production",
+                           "--node", fqdn, "--facts", str(puppet_facts(directory, fqdn)), "--render-as", "json",
+                           *options, key], capture_output=True, text=True, env=puppet_environ(), timeout=300)
+
+
+class HungServer:
+    """A ConfigDB that accepts connections and never answers; counts them (a silent retry opens a second)."""
+
+    def __init__(self):
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.url = "http://127.0.0.1:{0}/api/v1/config".format(self._socket.getsockname()[1])
+        self.held = []
+        threading.Thread(target=self._hold, daemon=True).start()
+
+    def _hold(self):
+        while True:
+            try:
+                self.held.append(self._socket.accept()[0])
+            except OSError:  # closed
+                return
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._socket.close()
+        for connection in self.held:
+            connection.close()
+
+
+def refused_url():
+    """A ConfigDB URL where nothing listens (ConfigDB down): a port just bound and released."""
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        return "http://127.0.0.1:{0}/api/v1/config".format(probe.getsockname()[1])

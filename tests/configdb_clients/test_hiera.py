@@ -72,17 +72,11 @@ def test_an_unreachable_server_fails_the_hiera_lookup(tmp_path):
 @FUNCTIONS
 def test_use_case_4_through_puppet_lookup_and_hiera_5(uploaded, fuel_ext, tmp_path, function):
     codedir = puppet_env.write_puppet_code(tmp_path / "code", uploaded, function=function)
-    command = ["puppet", "lookup", "--codedir", str(codedir), "--environment", "production",
-               "--node", "node-1.domain.tld", "--facts", str(puppet_env.puppet_facts(tmp_path)),
-               "--render-as", "json"]
-    result = subprocess.run(command + ["deployment_id"], capture_output=True, text=True,
-                            env=puppet_env.ruby_environ(), timeout=120)
+    result = puppet_env.puppet_lookup(codedir, tmp_path, "deployment_id")
     assert (result.returncode, result.stdout) == (0, "1\n"), result.stderr
     fuel_ext("config", "override", *NODE_1, "--resource", "override/plugins", "--key", "debug", "--value", "false")
-    debug = subprocess.run(command + ["debug"], capture_output=True, text=True, env=puppet_env.ruby_environ())
-    assert json.loads(debug.stdout) is False
-    missing = subprocess.run(command + ["no_such_key"], capture_output=True, text=True, env=puppet_env.ruby_environ())
-    assert missing.returncode == 1
+    assert json.loads(puppet_env.puppet_lookup(codedir, tmp_path, "debug").stdout) is False
+    assert puppet_env.puppet_lookup(codedir, tmp_path, "no_such_key").returncode == 1
 
 
 @FUNCTIONS
@@ -126,7 +120,7 @@ READER = {"auth_user": "reader", "auth_pass": "reader-pw"}
 RENEWAL = """require 'hiera'
 require 'json'
 require 'yaml'
-require 'hiera/backend/configdb_client'
+require 'puppet_x/configdb/client'
 hiera = Hiera.new(config: ARGV[0])
 scope = YAML.load_file(ARGV[1])
 first = hiera.lookup('deployment_id', nil, scope)
@@ -159,13 +153,6 @@ def secured(request, uploaded, db_url):
     server.stop()
 
 
-def puppet_lookup(codedir, directory, key):
-    return subprocess.run(["puppet", "lookup", "--codedir", str(codedir), "--environment", "production",
-                           "--node", "node-1.domain.tld", "--facts", str(puppet_env.puppet_facts(directory)),
-                           "--render-as", "json", key], capture_output=True, text=True,
-                          env=puppet_env.ruby_environ(), timeout=120)
-
-
 def test_hiera_3_and_puppet_7_read_with_credentials(secured, tmp_path):
     url, credentials, mode = secured
     scope = puppet_env.write_scope(tmp_path)
@@ -175,7 +162,7 @@ def test_hiera_3_and_puppet_7_read_with_credentials(secured, tmp_path):
         directory.mkdir()
         result = hiera(puppet_env.write_hiera3(directory, url, **options), scope, "deployment_id")
         assert (result.returncode, result.stdout) == (0, "1\n"), result.stderr
-        result = puppet_lookup(puppet_env.write_puppet_code(directory / "code", url, **options), directory,
+        result = puppet_env.puppet_lookup(puppet_env.write_puppet_code(directory / "code", url, **options), directory,
                                "deployment_id")
         assert (result.returncode, result.stdout) == (0, "1\n"), result.stderr
 
@@ -252,7 +239,7 @@ def test_a_password_reads_in_clear_with_the_hiera_role_and_fails_with_a_reader(s
         directory.mkdir()
         hiera_3 = hiera(puppet_env.write_hiera3(directory, url, **options), scope, "mysql")
         codedir = puppet_env.write_puppet_code(directory / "code", url, **options)
-        hiera_5 = puppet_lookup(codedir, directory, "mysql.root_password")
+        hiera_5 = puppet_env.puppet_lookup(codedir, directory, "mysql.root_password")
         manifest = 'notice("root=${lookup("mysql")["root_password"]}")'
         applied = puppet_env.puppet_apply(codedir, manifest)
         by_key = puppet_env.puppet_apply(puppet_env.write_puppet_code(directory / "code-lookup-key", url,

@@ -1,10 +1,10 @@
 # Unit tests of the backends' credentials and TLS: HTTP Basic, custom headers, Keystone tokens
 # (obtained once, renewed before they expire and after a 401), clear errors for 401/403,
 # client certificates and CA files.
-# Run: ruby -I nailgun_ext_configdb/hiera/lib tests/ruby/test_configdb_auth.rb
+# Run: ruby -I nailgun_ext_configdb/hiera/configdb/lib tests/ruby/test_configdb_auth.rb
 require 'minitest/autorun'
 require 'time'
-require 'hiera/backend/configdb_client'
+require 'puppet_x/configdb/client'
 require_relative 'recording_server'
 require_relative 'certificates'
 

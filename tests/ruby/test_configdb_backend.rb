@@ -1,6 +1,6 @@
 # Unit tests of the Hiera 3 backend: Fuel's order of data sources, resolution types,
 # fall-through of unknown keys, node and environment taken from the scope.
-# Run: ruby -I nailgun_ext_configdb/hiera/lib tests/ruby/test_configdb_backend.rb
+# Run: ruby -I nailgun_ext_configdb/hiera/configdb/lib tests/ruby/test_configdb_backend.rb
 require 'minitest/autorun'
 require 'hiera'
 require 'hiera/backend/configdb_backend'
@@ -87,5 +87,42 @@ class ConfigDBBackendTest < Minitest::Test
     configure(url: "http://127.0.0.1:#{port}/api/v1/config")
     error = assert_raises(ConfigDB::Error) { lookup('deployment_id') }
     assert_match(/cannot be reached/, error.message)
+  end
+
+  def test_failure_graceful_lets_the_next_backend_answer_when_the_server_is_out_of_reach
+    port = TCPServer.open('127.0.0.1', 0) { |s| s.addr[1] }
+    configure(url: "http://127.0.0.1:#{port}/api/v1/config", failure: 'graceful')
+    assert_throws(:no_such_key) { lookup('deployment_id') }
+    assert_throws(:no_such_key) { lookup('nova', :hash) }
+  end
+
+  def test_failure_graceful_still_fails_a_misconfiguration
+    server = RecordingServer.new({ "#{PREFIX}/override/node/values?effective" => [401, { 'message' => 'Authentication required' }] })
+    configure(url: server.url, failure: 'graceful')
+    assert_raises(ConfigDB::Error) { lookup('deployment_id') }
+  ensure
+    server&.stop
+  end
+
+  def test_confine_to_keys_sends_only_whole_matches_to_configdb
+    configure(confine_to_keys: ['^mysql_.*', 'deployment'])
+    assert_equal 3307, lookup('mysql_port')
+    requests = @server.requests.size
+    assert_throws(:no_such_key) { lookup('deployment_id') } # 'deployment' matches only part of it
+    assert_throws(:no_such_key) { lookup('nova', :hash) }
+    assert_equal requests, @server.requests.size
+    configure(confine_to_keys: '^mysql')
+    flunk 'a string is not an array of regexes'
+  rescue ConfigDB::Error => e
+    assert_match(/confine_to_keys must be an array of regexes/, e.message)
+  end
+
+  def test_a_scope_without_the_node_fails_instead_of_reading_environment_values
+    error = assert_raises(ConfigDB::Error) { lookup('deployment_id', :priority, { '::fuel_env' => '5' }) }
+    assert_match(/no node to look up: the fqdn fact is empty in this scope/, error.message)
+    configure(node: '%{::node_name}')
+    error = assert_raises(ConfigDB::Error) { lookup('deployment_id', :priority, { '::fuel_env' => '5' }) }
+    assert_match(/no node to look up: the node option is empty in this scope/, error.message)
+    assert_empty @server.requests
   end
 end

@@ -1,10 +1,11 @@
 # Unit tests of ConfigDB::Client: one request per data source, ETag revalidation, the first-found
 # merge of data sources, the process's kept-alive connections, errors, auth, TLS.
-# Run: ruby -I nailgun_ext_configdb/hiera/lib tests/ruby/test_configdb_client.rb
+# Run: ruby -I nailgun_ext_configdb/hiera/configdb/lib tests/ruby/test_configdb_client.rb
 require 'minitest/autorun'
 require 'tmpdir'
-require 'hiera/backend/configdb_client'
+require 'puppet_x/configdb/client'
 require_relative 'recording_server'
+require_relative 'hung_server'
 
 class ConfigDBClientTest < Minitest::Test
   ASTUTE = '/api/v1/config/environments/1/nodes/node-1.domain.tld/resources/astute/values?effective'
@@ -211,5 +212,82 @@ class ConfigDBClientTest < Minitest::Test
     cert.add_extension(extensions.create_extension('subjectAltName', 'IP:127.0.0.1'))
     cert.sign(key, OpenSSL::Digest.new('SHA256'))
     cert
+  end
+end
+
+# hiera-http's parity: timeouts without a silent second wait, and what `failure: graceful` forgives.
+class ConfigDBTimeoutTest < Minitest::Test
+  ASTUTE = ConfigDBClientTest::ASTUTE
+
+  def setup
+    ConfigDB::Client.clear
+  end
+
+  def test_a_hung_server_fails_after_one_read_timeout_without_a_retry
+    server = HungServer.new
+    client = ConfigDB::Client.new('url' => server.url, 'http_read_timeout' => 1)
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    error = assert_raises(ConfigDB::Unavailable) { client.effective(1, 'node-1.domain.tld', 'astute') }
+    waited = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+    assert_match(/cannot be reached .*Net::ReadTimeout/, error.message)
+    assert_equal 1, server.connections # Net::HTTP's own retry would have opened a second one
+    assert_operator waited, :>=, 1
+    assert_operator waited, :<, 2 # not twice the timeout
+  ensure
+    server&.stop
+  end
+
+  def test_timeouts_default_to_ten_seconds_and_take_hiera_http_and_older_names
+    uri = URI('http://127.0.0.1:1/')
+    defaults = ConfigDB::HTTP.http_for(uri, ConfigDB::Client::DEFAULTS)
+    assert_equal [10.0, 10.0, 0], [defaults.open_timeout, defaults.read_timeout, defaults.max_retries]
+    options = ConfigDB::Client.new('open_timeout' => 2, 'http_read_timeout' => 3).instance_variable_get(:@options)
+    http = ConfigDB::HTTP.http_for(uri, options)
+    assert_equal [2.0, 3.0], [http.open_timeout, http.read_timeout]
+  end
+
+  def test_an_unavailable_server_is_not_asked_again_within_failure_ttl
+    port = TCPServer.open('127.0.0.1', 0) { |s| s.addr[1] }
+    url = "http://127.0.0.1:#{port}/api/v1/config"
+    client = ConfigDB::Client.new('url' => url, 'failure_ttl' => 60)
+    first = assert_raises(ConfigDB::Unavailable) { client.effective(1, 'n', 'astute') }
+    server = TCPServer.new('127.0.0.1', port) # up again, but the failure is remembered for any data source
+    lines = []
+    again = assert_raises(ConfigDB::Unavailable) { client.effective(1, 'n', 'globals', explain: lines.method(:<<)) }
+    assert_same first, again
+    assert_match(/globals.*: not asked \(unavailable .* s ago, failure_ttl 60 s\): ConfigDB at #{url} cannot be reached/,
+                 lines.first)
+    assert_equal :wait_readable, server.accept_nonblock(exception: false) # no connection came
+    error = assert_raises(ConfigDB::Unavailable) { ConfigDB::Client.new('url' => url, 'failure_ttl' => 0, 'http_read_timeout' => 0.2).effective(1, 'n', 'astute') }
+    refute_same first, error # asked again: the server accepted, and the test's server never answers HTTP
+    refute_nil server.accept_nonblock(exception: false)
+  ensure
+    server&.close
+  end
+
+  def test_a_server_error_is_unavailable_but_a_refusal_is_not
+    documents = { ASTUTE => [503, { 'message' => 'database is down' }] }
+    server = RecordingServer.new(documents)
+    client = ConfigDB::Client.new('url' => server.url, 'failure_ttl' => 0)
+    assert_raises(ConfigDB::Unavailable) { client.effective(1, 'node-1.domain.tld', 'astute') }
+    documents[ASTUTE] = [403, { 'message' => 'Policy does not allow nailgun:read' }]
+    error = assert_raises(ConfigDB::Error) { client.effective(1, 'node-1.domain.tld', 'astute') }
+    refute_kind_of ConfigDB::Unavailable, error
+  ensure
+    server&.stop
+  end
+
+  def test_explain_names_the_url_and_whether_the_stored_copy_served
+    server = RecordingServer.new({ ASTUTE => [200, { 'deployment_id' => 1 }] })
+    client = ConfigDB::Client.new('url' => server.url)
+    lines = []
+    2.times { client.effective(1, 'node-1.domain.tld', 'astute', explain: lines.method(:<<)) }
+    client.effective(1, 'node-1.domain.tld', 'astute', max_age: 60, explain: lines.method(:<<))
+    url = "#{server.url}/environments/1/nodes/node-1.domain.tld/resources/astute/values?effective"
+    assert_equal ["ConfigDB #{url}: fetched (200)", "ConfigDB #{url}: cache used (304: stored copy revalidated)"],
+                 lines.first(2)
+    assert_match(/\AConfigDB #{Regexp.escape(url)}: cache used \(fetched .* s ago, cache_ttl 60/, lines.last)
+  ensure
+    server&.stop
   end
 end

@@ -1,18 +1,17 @@
 # The Hiera 5 functions (configdb::lookup_key, configdb::data_hash) under a real `puppet apply`: many
 # lookups cost one request per data source per compilation, over one kept-alive connection even when
 # each data source is a location of its own (revalidation itself is tested in test_configdb_client.rb).
-# Run: ruby -I nailgun_ext_configdb/hiera/lib tests/ruby/test_configdb_lookup_key.rb
+# Run: ruby -I nailgun_ext_configdb/hiera/configdb/lib tests/ruby/test_configdb_lookup_key.rb
 require 'minitest/autorun'
 require 'fileutils'
 require 'open3'
 require 'tmpdir'
 require 'yaml'
-require 'hiera/backend/configdb_client'
+require 'puppet_x/configdb/client'
 require_relative 'recording_server'
 
 class ConfigDBLookupKeyTest < Minitest::Test
-  LIB = File.expand_path('../../nailgun_ext_configdb/hiera/lib', __dir__)
-  MODULE = File.expand_path('../../nailgun_ext_configdb/hiera/puppet/modules/configdb', __dir__)
+  MODULE = File.expand_path('../../nailgun_ext_configdb/hiera/configdb', __dir__)
   PREFIX = '/api/v1/config/environments/3/nodes/node-4.domain.tld/resources'
 
   def setup
@@ -42,7 +41,8 @@ class ConfigDBLookupKeyTest < Minitest::Test
   end
 
   def apply(manifest)
-    env = { 'RUBYLIB' => LIB, 'FACTER_fqdn' => 'node-4.domain.tld' }
+    # no RUBYLIB: Puppet puts the module's lib/ (the client in puppet_x/configdb) on Ruby's load path
+    env = { 'RUBYLIB' => nil, 'FACTER_fqdn' => 'node-4.domain.tld' }
     Open3.capture3(env, 'puppet', 'apply', '--codedir', File.join(@dir, 'code'),
                    '--hiera_config', File.join(@dir, 'none.yaml'), '--vardir', File.join(@dir, 'var'),
                    '-e', manifest)
@@ -100,6 +100,22 @@ class ConfigDBLookupKeyTest < Minitest::Test
     refute status.success?
     assert_match(/ConfigDB denied access to user 'puppet' \(HTTP Basic\) \(403\).*nailgun:read/, err)
     refute_match(/s3cret/, err)
+  end
+
+  def test_data_hash_refuses_confine_to_keys_it_cannot_apply
+    configure({ 'confine_to_keys' => ['^debug$'] }, function: 'data_hash')
+    _out, err, status = apply("notice(lookup('debug'))")
+    refute status.success?
+    assert_match(/confine_to_keys needs lookup_key: configdb::lookup_key/, err)
+    assert_empty @server.requests
+  end
+
+  def test_lookup_key_with_confine_to_keys_asks_configdb_only_for_matching_keys
+    configure({ 'confine_to_keys' => ['key[12]'] })
+    out, err, status = apply("notice(\"k=${lookup('key1')} ${lookup('key2')} ${lookup('key3', undef, undef, 'local')}\")")
+    assert status.success?, err
+    assert_includes out, 'k=1 2 local' # ConfigDB has key3 (3): it was not asked for it
+    assert_equal 7, @server.requests.size # one location, read once for key1 and key2
   end
 
   def test_a_keystone_token_and_custom_headers_are_sent_and_a_refusal_fails_the_run

@@ -5,7 +5,7 @@ require 'digest'
 require 'json'
 require 'time'
 require 'uri'
-require 'hiera/backend/configdb_http'
+require 'puppet_x/configdb/http'
 
 module ConfigDB
   module Keystone
@@ -65,7 +65,8 @@ module ConfigDB
         end
         Token.new(response['X-Subject-Token'], expiry(response.body))
       rescue *NETWORK_ERRORS => e
-        raise Error, "Keystone at #{uri} cannot be reached: #{e.class}: #{e.message}"
+        failure = e.is_a?(OpenSSL::SSL::SSLError) ? Error : Unavailable
+        raise failure, "Keystone at #{uri} cannot be reached: #{e.class}: #{e.message}"
       end
 
       def auth_body(options)

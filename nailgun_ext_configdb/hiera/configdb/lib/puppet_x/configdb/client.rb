@@ -4,14 +4,18 @@
 # its effective values) and kept in a process-wide store; when it is older than the
 # caller's max_age it is revalidated with If-None-Match, and a 304 keeps the stored copy.
 # Requests go over the process's kept-alive connections (ConfigDB::Connections).
-# An unreachable server, an unknown environment or node, refused credentials, and an answer
-# with its secrets masked (X-Secrets-Masked: the identity lacks the hiera role) raise
-# ConfigDB::Error: a lookup must never quietly come back empty or with a mask for a password.
+# An unknown environment or node, refused credentials, and an answer with its secrets masked
+# (X-Secrets-Masked: the identity lacks the hiera role) raise ConfigDB::Error; an unreachable,
+# hung or failing (5xx) server raises ConfigDB::Unavailable, which `failure: graceful` forgives. A
+# lookup must never quietly come back empty or with a mask for a password.
+# Lives in the configdb Puppet module's lib/ (so pluginsync, r10k and `puppet module install`
+# deliver it); the RPM also installs it next to the Hiera 3 backend on Ruby's load path.
 require 'digest'
 require 'json'
 require 'uri'
-require 'hiera/backend/configdb_http'
-require 'hiera/backend/configdb_keystone'
+require 'puppet_x/configdb/http'
+require 'puppet_x/configdb/keystone'
+require 'puppet_x/configdb/options'
 
 module ConfigDB
   # Fuel's order of data sources, the most specific first (the spec's "Data model").
@@ -25,24 +29,29 @@ module ConfigDB
   # function's options (its uri, or hierarchy in Fuel's order by default) for the node and environment
   # they name, first-found merged. interpolate is given each of those options' texts (Puppet's
   # %{...}). Called once per location and compilation, which Puppet's function context then caches.
-  def self.location_data(options, &interpolate)
+  # explain, when given, is called with a line per data source: its URL and how it was answered
+  # (puppet lookup --explain).
+  def self.location_data(options, explain: nil, &interpolate)
     environment = interpolate.call(options['environment'].to_s)
     node = interpolate.call((options['node'] || '%{::fqdn}').to_s)
+    Options.node!(node, options.key?('node') ? 'the node option' : 'the fqdn fact')
     sources = options['uri'] ? [options['uri']] : Array(options['hierarchy'] || FUEL_HIERARCHY)
-    Client.new(options).first_found(environment, node, sources)
+    Client.new(options).first_found(environment, node, sources, explain: explain)
   end
 
   class Client
     DEFAULTS = {
       'url' => 'http://127.0.0.1:8000/api/v1/config',
-      'open_timeout' => 5,
-      'read_timeout' => 30,
+      'http_connect_timeout' => 10,
+      'http_read_timeout' => 10,
+      'failure_ttl' => 10,
       'project_name' => 'admin',
       'user_domain_name' => 'Default',
       'project_domain_name' => 'Default',
     }.freeze
     # the names the backends had before they took hiera-http's
-    ALIASES = { 'user' => 'auth_user', 'password' => 'auth_pass', 'ca_file' => 'ssl_ca_cert' }.freeze
+    ALIASES = { 'user' => 'auth_user', 'password' => 'auth_pass', 'ca_file' => 'ssl_ca_cert',
+                'open_timeout' => 'http_connect_timeout', 'read_timeout' => 'http_read_timeout' }.freeze
     NETWORK_ERRORS = ConfigDB::NETWORK_ERRORS
     LOOPBACK = /\A(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)\z/.freeze
     # set on an answer in which the server replaced at least one secret by its mask ("<secret>")
@@ -51,14 +60,16 @@ module ConfigDB
     Entry = Struct.new(:etag, :data, :checked_at)
 
     @store = {}
+    @down = {}
     @lock = Mutex.new
     @warned = {}
     class << self
-      # [identity, url] => Entry, shared by every backend instance of the process
-      attr_reader :store, :lock, :warned
+      # store: [identity, url] => Entry, shared by every backend instance of the process;
+      # down: [identity, ConfigDB's URL] => [the Unavailable error of its last try, when]
+      attr_reader :store, :down, :lock, :warned
 
       def clear
-        @lock.synchronize { @store.clear }
+        @lock.synchronize { @store.clear && @down.clear }
         Keystone.clear
         Connections.clear
       end
@@ -66,13 +77,16 @@ module ConfigDB
 
     # options: url; auth_user/auth_pass (HTTP Basic, or with keystone_url a Keystone v3 token
     # scoped to project_name, user_domain_name, project_domain_name); headers (sent with every
-    # request); ssl_ca_cert, ssl_verify (default true), ssl_cert/ssl_key; open_timeout, read_timeout.
+    # request); ssl_ca_cert, ssl_verify (default true), ssl_cert/ssl_key; http_connect_timeout,
+    # http_read_timeout (seconds, 10 each); failure_ttl (seconds, 10): how long a ConfigDB found
+    # unavailable is not asked again.
     def initialize(options = {})
       given = options.each_with_object({}) { |(k, v), h| h[ALIASES.fetch(k.to_s, k.to_s)] ||= v }
       @options = DEFAULTS.merge(given.reject { |_k, v| v.nil? })
       @base = @options['url'].to_s.chomp('/')
       @identity = Digest::SHA256.hexdigest(JSON.generate(%w[auth_user auth_pass keystone_url project_name ssl_cert]
                                                             .map { |k| @options[k].to_s }))
+      @server = [@identity, @base].freeze # the key of ConfigDB's unavailability
       # (environment, node, data source) => the store's key; a Hiera 3 lookup asks for every data
       # source per key, and this spares it building and escaping their URLs each time
       @store_keys = Hash.new { |by_env, env| by_env[env] = Hash.new { |by_node, node| by_node[node] = {} } }
@@ -94,12 +108,31 @@ module ConfigDB
       @base + path
     end
 
-    # The effective values (a Hash) of a data source; {} when the server has none for it.
-    def effective(environment, node, source, max_age: 0)
+    # The effective values (a Hash) of a data source; {} when the server has none for it. A ConfigDB
+    # found unavailable is not asked again for failure_ttl seconds: the other data sources and lookups
+    # of a run fail (or, with failure: graceful, fall through) at once instead of each waiting a timeout.
+    # explain, when given, is called with the URL and how it was answered.
+    def effective(environment, node, source, max_age: 0, explain: nil)
       key = @store_keys[environment][node][source] ||= [@identity, source_url(environment, node, source)].freeze
-      entry = self.class.lock.synchronize { self.class.store[key] }
-      return entry.data if entry && now - entry.checked_at < max_age
-      entry = fetch(key[1], entry)
+      entry, down = self.class.lock.synchronize { [self.class.store[key], self.class.down[@server]] }
+      if entry && now - entry.checked_at < max_age
+        explain&.call("ConfigDB #{key[1]}: cache used (fetched #{(now - entry.checked_at).round(1)} s ago, " \
+                      "cache_ttl #{max_age} s)")
+        return entry.data
+      end
+      if down && now - down[1] < @options['failure_ttl'].to_f
+        explain&.call("ConfigDB #{key[1]}: not asked (unavailable #{(now - down[1]).round(1)} s ago, failure_ttl " \
+                      "#{@options['failure_ttl']} s): #{down[0].message}")
+        raise down[0]
+      end
+      begin
+        entry, how = fetch(key[1], entry)
+      rescue Unavailable => e
+        self.class.lock.synchronize { self.class.down[@server] = [e, now] }
+        explain&.call(e.message)
+        raise
+      end
+      explain&.call("ConfigDB #{key[1]}: #{how}")
       self.class.lock.synchronize { self.class.store[key] = entry }
       entry.data
     end
@@ -107,8 +140,8 @@ module ConfigDB
     # What a first-found lookup through the data sources (the most specific first) sees, as one
     # Hash: each key with its value in the first data source that has it. One request per data
     # source; a single data source's Hash is returned as it is.
-    def first_found(environment, node, sources)
-      found = sources.map { |source| effective(environment, node, source) }
+    def first_found(environment, node, sources, explain: nil)
+      found = sources.map { |source| effective(environment, node, source, explain: explain) }
       return found.first || {} if found.size <= 1
       found.reverse_each.with_object({}) { |data, merged| merged.update(data) }
     end
@@ -127,6 +160,7 @@ module ConfigDB
       @options['keystone_url'] && !@options['keystone_url'].to_s.empty?
     end
 
+    # [a new Entry, how it was obtained (for --explain)]
     def fetch(url, entry)
       response, token = get(url, entry)
       if response.code == '401' && token
@@ -134,18 +168,22 @@ module ConfigDB
         response, = get(url, entry)
       end
       case response
-      when Net::HTTPNotModified then Entry.new(entry.etag, entry.data, now)
+      when Net::HTTPNotModified then [Entry.new(entry.etag, entry.data, now), 'cache used (304: stored copy revalidated)']
       when Net::HTTPSuccess
         raise Error, masked(url) if response[MASKED_HEADER].to_s.strip.casecmp?('true')
-        Entry.new(response['ETag'], parse(url, response.body), now)
+        [Entry.new(response['ETag'], parse(url, response.body), now), "fetched (#{response.code})"]
       when Net::HTTPNotFound
         raise Error, "ConfigDB answered 404 for #{url}: #{server_message(response)}" unless missing_source?(response)
-        Entry.new(nil, {}, now)
+        [Entry.new(nil, {}, now), 'fetched (404: the environment does not define this data source)']
+      when Net::HTTPServerError
+        raise Unavailable, "ConfigDB answered #{response.code} for #{url}: #{server_message(response)}"
       when Net::HTTPUnauthorized, Net::HTTPForbidden then raise Error, refusal(url, response)
       else raise Error, "ConfigDB answered #{response.code} for #{url}: #{server_message(response)}"
       end
     rescue *NETWORK_ERRORS => e
-      raise Error, "ConfigDB at #{@base} cannot be reached (#{url}): #{e.class}: #{e.message}"
+      # a certificate the options do not trust is a misconfiguration, not an outage
+      failure = e.is_a?(OpenSSL::SSL::SSLError) ? Error : Unavailable
+      raise failure, "ConfigDB at #{@base} cannot be reached (#{url}): #{e.class}: #{e.message}"
     end
 
     # [response, the Keystone token it was sent with or nil]
@@ -161,7 +199,6 @@ module ConfigDB
       elsif @options['auth_user']
         request.basic_auth(@options['auth_user'].to_s, @options['auth_pass'].to_s)
       end
-      # (Net::HTTP retries an idempotent GET once if the server closed the kept-alive connection)
       [Connections.with(uri, @options) { |http| http.request(request) }, token]
     end
 

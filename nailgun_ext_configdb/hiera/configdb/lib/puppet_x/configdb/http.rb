@@ -1,4 +1,4 @@
-# The ConfigDB backends' connections (to ConfigDB and to Keystone): timeouts, TLS options named as
+# The ConfigDB backends' connections (to ConfigDB and to Keystone): timeouts and TLS options named as
 # hiera-http names them (so that an operator's hiera-http options carry over), and the process's
 # kept-alive connections to ConfigDB.
 require 'net/http'
@@ -8,6 +8,8 @@ require 'timeout'
 
 module ConfigDB
   class Error < StandardError; end
+  # ConfigDB is out of reach or failing (network error, timeout, 5xx): what `failure: graceful` forgives
+  class Unavailable < Error; end
 
   NETWORK_ERRORS = [SystemCallError, IOError, SocketError, Timeout::Error, OpenSSL::SSL::SSLError,
                     Net::OpenTimeout, Net::ReadTimeout, EOFError].freeze
@@ -31,11 +33,15 @@ module ConfigDB
       ![false, 'false', 'no', 0].include?(options['ssl_verify'])
     end
 
-    # A connection to uri with the options' timeouts and, for https, its TLS settings.
+    # A connection to uri with the options' timeouts (hiera-http's http_connect_timeout and
+    # http_read_timeout, 10 s each by default) and, for https, its TLS settings. Net::HTTP's own
+    # retry of an idempotent request is off: after a read timeout it would silently wait the
+    # timeout a second time (Connections retries only a kept-alive connection the server closed).
     def http_for(uri, options)
       http = Net::HTTP.new(uri.host, uri.port)
-      http.open_timeout = (options['open_timeout'] || 5).to_f
-      http.read_timeout = (options['read_timeout'] || 30).to_f
+      http.open_timeout = (options['http_connect_timeout'] || 10).to_f
+      http.read_timeout = http.write_timeout = (options['http_read_timeout'] || 10).to_f
+      http.max_retries = 0
       apply(http, options) if uri.scheme == 'https'
       http
     end
@@ -48,23 +54,24 @@ module ConfigDB
   module Connections
     # idle connections kept per server: enough for a Puppet server's concurrent compilations
     MAX_IDLE = 4
+    # how a kept-alive connection the server closed meanwhile fails; a fresh connection is tried once
+    STALE = [EOFError, Errno::ECONNRESET, Errno::EPIPE, Errno::ECONNABORTED].freeze
 
     @idle = {}
     @lock = Mutex.new
     @pid = Process.pid
 
     class << self
-      # Yields a started connection to uri and returns the block's value.
-      def with(uri, options)
+      # Yields a started connection to uri and returns the block's value. Only a reused connection
+      # that turns out closed by the server is replaced (once); a timeout or a refusal is final.
+      def with(uri, options, &block)
         key = key_for(uri, options)
-        http = checkout(key) || HTTP.http_for(uri, options).start
-        kept = false
+        reused = checkout(key)
         begin
-          result = yield http
-          kept = checkin(key, http)
-          result
-        ensure
-          close(http) unless kept
+          use(key, reused || HTTP.http_for(uri, options).start, &block)
+        rescue *STALE
+          raise unless reused
+          use(key, HTTP.http_for(uri, options).start, &block)
         end
       end
 
@@ -75,9 +82,18 @@ module ConfigDB
 
       private
 
+      def use(key, http)
+        kept = false
+        result = yield http
+        kept = checkin(key, http)
+        result
+      ensure
+        close(http) unless kept
+      end
+
       def key_for(uri, options)
         [uri.scheme, uri.host, uri.port, HTTP.verify?(options),
-         *%w[ssl_ca_cert ssl_cert ssl_key open_timeout read_timeout].map { |name| options[name].to_s }]
+         *%w[ssl_ca_cert ssl_cert ssl_key http_connect_timeout http_read_timeout].map { |name| options[name].to_s }]
       end
 
       def checkout(key)
