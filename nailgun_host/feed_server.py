@@ -183,17 +183,19 @@ def serve(argv=None):
             from aiohttp import web as aioweb
         except ImportError:
             raise server.StartupError("aiohttp is not installed: pip install 'fuel-nailgun-extensions[feed]'")
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         url = server._load_settings(args)
+        server._configure_logging()
         args.cert_file = args.key_file = None
         server._check_exposure(args)
         server._use_database(url, migrate=False)
         app = make_app(server._build_wsgi(), max(1, args.threads))
         print("Nailgun feed server on http://{0}:{1}/api/v1 ({2}, authentication: {3})".format(
             args.host, args.port, server._shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
+        from nailgun_host import stats
         from nailgun_host.app import settle
 
         settle()
+        stats.start_flushing(settings["STATS"]["flush_seconds"])
         try:
             aioweb.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
         except OSError as exc:

@@ -30,6 +30,7 @@ ADMIN = "nailgun:admin"
 ACT_FOR_OTHERS = "nailgun:act_for_others"
 READ_SECRETS = "nailgun:read_secrets"
 CHANGE_SECRETS = "nailgun:change_secrets"
+READ_STATS = "nailgun:read_stats"
 
 RULES = (
     policy.RuleDefault("admin_required", "role:admin", description="The cloud's administrators."),
@@ -46,6 +47,9 @@ RULES = (
                        description="Change what is secret: a resource definition's content (its schema marks "
                                    "secrets and constrains them), or a write that would turn a secret value into a "
                                    "plain one (a password field's type, a release's defaults)."),
+    policy.RuleDefault(READ_STATS, "rule:admin_required or role:monitoring",
+                       description="Read the request statistics (GET /stats, /metrics): who sent how many requests. "
+                                   "monitoring: a scraper's role, which reads nothing else."),
     policy.RuleDefault(ACT_FOR_OTHERS, "role:service",
                        description="Record another user as the author of a change (X-Config-Author)."),
 )

@@ -46,8 +46,8 @@ def test_every_route_needs_a_keystone_identity_and_readers_only_read(keystone_ap
     rule = entry["handler"].policy_rule(method)
     if method in ("GET", "HEAD", "OPTIONS") and rule == policy.READ:
         assert as_reader.status_int not in (401, 403), as_reader
-    else:  # a write, or a read of secrets (nailgun:read_secrets)
-        assert rule in (policy.WRITE, policy.ADMIN, policy.READ_SECRETS, policy.CHANGE_SECRETS), rule
+    else:  # a write, or a read of secrets (nailgun:read_secrets) or of the request statistics (nailgun:read_stats)
+        assert rule in (policy.WRITE, policy.ADMIN, policy.READ_SECRETS, policy.CHANGE_SECRETS, policy.READ_STATS), rule
         assert as_reader.status_int == 403, as_reader
         if method != "HEAD":
             assert rule in as_reader.json["message"]
