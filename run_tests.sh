@@ -4,7 +4,7 @@
 #   ./run_tests.sh [pytest arguments...]        e.g. ./run_tests.sh -x -k assignment
 #
 # 1. As root, installs the Debian packages the tests need when they are missing
-#    (postgresql, ruby, hiera, puppet, rpm); as another user it says what it skips.
+#    (postgresql, ruby, hiera, puppet, rpm, rpmlint, python3-setuptools); as another user it says what it skips.
 # 2. Creates ./.venv (always this one, whatever virtualenv is active) and installs
 #    the package in it with its test extra: pip install -e '.[test]'.
 # 3. Checks the layering contracts of setup.cfg with lint-imports (import-linter).
@@ -45,7 +45,7 @@ export DEBIAN_FRONTEND=noninteractive
 PG_ROLE=nailgun
 PG_PASSWORD=nailgun
 PG_DB=${NAILGUN_TEST_DB_NAME:-nailgun_test}
-HIERA_LIB=nailgun_ext_configdb/hiera/lib
+HIERA_LIB=nailgun_ext_configdb/hiera/configdb/lib
 
 SUMMARY=()
 FAILED=0
@@ -75,6 +75,9 @@ missing_debian_packages() {
     command -v hiera >/dev/null || echo hiera
     command -v puppet >/dev/null || echo puppet
     command -v rpmbuild >/dev/null || echo rpm
+    command -v rpmlint >/dev/null || echo rpmlint
+    # rpmbuild runs the spec's setup.py with the system's python3 (tests/packaging/test_rpm.py)
+    { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import setuptools' 2>/dev/null; } || echo python3-setuptools
     return 0
 }
 
@@ -226,7 +229,7 @@ run_pytest() {
 }
 
 # Ruby tests of the Hiera backends (minitest). Each tests/ruby/test_*.rb runs on its
-# own with the backends' lib on the load path: ruby -I nailgun_ext_configdb/hiera/lib FILE.
+# own with the configdb module's lib on the load path: ruby -I nailgun_ext_configdb/hiera/configdb/lib FILE.
 # This is the place to add further Ruby runs (e.g. `ruby -Ilib test/...` of a Puppet module).
 run_ruby_tests() {
     local files=()

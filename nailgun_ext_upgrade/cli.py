@@ -42,7 +42,10 @@ class EnvClone(ClientMixin, show.ShowOne):
 
 
 class EnvMoveNode(ClientMixin, lister.Lister):
-    """Move nodes of the original environment into its Upgrade Seed, keeping ids and addresses."""
+    """Move nodes of the original environment into its Upgrade Seed, keeping ids and addresses.
+
+    The nodes are listed on stdout; stderr names the provisioning task it started, which
+    ``fuel2 task show`` (``/transactions/``) follows."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -57,9 +60,12 @@ class EnvMoveNode(ClientMixin, lister.Lister):
         data = {"nodes_ids": args.nodes, "reprovision": args.provision}
         if args.roles:
             data["roles"] = args.roles
-        self.client.post("clusters/{0}/upgrade/assign/".format(args.env), data)
+        answer = self.client.post("clusters/{0}/upgrade/assign/".format(args.env), data)
         self.app.stderr.write("Nodes {0} successfully relocated to the environment {1}.\n".format(
             args.nodes, args.env))
+        if isinstance(answer, dict) and answer.get("id") is not None:  # the provisioning task, unless --no-provision
+            self.app.stderr.write("Provisioning task {0} is {1}: follow it with 'fuel2 task show {0}'.\n".format(
+                answer["id"], answer.get("status")))
         nodes = [self.client.get("nodes/{0}/".format(node_id)) for node_id in args.nodes]
         return NODE_COLUMNS, [_row(node, NODE_COLUMNS) for node in nodes]
 

@@ -18,7 +18,7 @@ import sqlalchemy.exc
 import web
 from oslo_serialization import jsonutils
 
-from nailgun_host import errors, policy, read_cache
+from nailgun_host import errors, policy, read_cache, request_log, stats
 from nailgun_host.api import base
 from nailgun_host.api.meta import APIRootHandler
 from nailgun_host.auth import middleware as auth_middleware
@@ -243,7 +243,8 @@ def _decoded_path(environ):
 
 
 def build_wsgi(extensions=None):
-    """The WSGI callable: authentication (``AUTH`` of the settings) in front of the application.
+    """The WSGI callable: authentication (``AUTH`` of the settings) in front of ``/metrics`` and the
+    application, all inside the request log and statistics, which see every answer.
 
     Methods web.py would refuse with an HTML page get a JSON 405.
     """
@@ -253,8 +254,9 @@ def build_wsgi(extensions=None):
     for extension in extensions:
         extension.check_settings()  # and settings an extension cannot work with
     routes, _ = collect_routes(extensions)
-    wsgi = auth_middleware.build(read_cache.build(build_app(extensions).wsgifunc(), routes, PREFIXES),
-                                 settings["AUTH"])
+    wsgi = auth_middleware.build(
+        stats.build(read_cache.build(build_app(extensions).wsgifunc(), routes, PREFIXES), settings["STATS"]),
+        settings["AUTH"])
 
     def application(environ, start_response):
         environ["PATH_INFO"] = _decoded_path(environ)
@@ -277,4 +279,4 @@ def build_wsgi(extensions=None):
             return []
         return body
 
-    return application
+    return request_log.RequestLog(application, stats.record)

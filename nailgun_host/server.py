@@ -49,8 +49,9 @@ def _shown(url):
         return url
 
 
-def _use_database(url, migrate):
-    """Migrate (``prepare_database``) or only connect to ``url``; StartupError when it cannot be used."""
+def _use_database(url, migrate, refuse_newer=True):
+    """Migrate (``prepare_database``) or only connect to ``url``; StartupError when it cannot be used,
+    or (``refuse_newer``) when newer code has migrated it: this code would misread its tables."""
     try:
         db.make_engine(url).dispose()
     except ImportError as exc:
@@ -65,6 +66,8 @@ def _use_database(url, migrate):
             prepare_database(url)
         else:
             db.configure(url)
+            if refuse_newer:
+                migration.refuse_newer(migration.read_status(url))
     except (sqlalchemy.exc.DBAPIError, alembic.util.CommandError) as exc:
         raise StartupError("cannot use the database {0}: {1}".format(_shown(url), str(exc).splitlines()[0]))
 
@@ -93,17 +96,45 @@ def _run(parser, main, argv):
         parser.exit(1, "{0}: error: {1}\n".format(parser.prog, exc))
 
 
+def _revision_lines(state):
+    """One line per part of a migration status: its revision and whether it is the head."""
+    for name, part in state.items():
+        current = ", ".join(part["current"]) or "no revision"
+        if part["unknown"]:
+            verdict = "unknown to this code: the database is newer"
+        elif part["current"] == part["head"]:
+            verdict = "head"
+        else:
+            verdict = "not the head {0}: run nailgun-syncdb".format(", ".join(part["head"]))
+        yield "{0}: {1} ({2})".format(name, current, verdict)
+
+
 def syncdb(argv=None):
     parser = argparse.ArgumentParser(
         prog="nailgun-syncdb",
         description="Migrate the database (the core and every extension) and create the admin network. "
-                    "Safe to re-run.")
+                    "Safe to re-run; a second run at the same time waits for the first. Refuses a database "
+                    "that newer code has migrated.")
     _common_arguments(parser)
+    parser.add_argument("--status", action="store_true",
+                        help="only report the revision of the core and of every extension and whether it is the "
+                             "head; exit status 1 when one is not")
 
     def main(args):
-        logging.basicConfig(level=logging.INFO)
-        _use_database(_load_settings(args), migrate=True)
-        return 0
+        # alembic's "Running upgrade" lines when migrating; a report is the lines printed below alone
+        logging.basicConfig(level=logging.WARNING if args.status else logging.INFO, format="%(message)s")
+        url = _load_settings(args)
+        print("database: {0}".format(_shown(url)), flush=True)
+        _use_database(url, migrate=not args.status, refuse_newer=False)
+        try:
+            state = migration.read_status(url)
+        except sqlalchemy.exc.DBAPIError as exc:
+            raise StartupError("cannot use the database {0}: {1}".format(_shown(url), str(exc).splitlines()[0]))
+        finally:
+            db.db.remove()
+        for line in _revision_lines(state):
+            print(line)
+        return 1 if migration.behind(state) else 0
 
     return _run(parser, main, argv)
 
@@ -129,19 +160,14 @@ def _check_exposure(args):
         raise StartupError("--cert-file and --key-file go together")
 
 
-def _request_log(app):
-    """web.py's request log line, with the authenticated user where Common Log Format puts it."""
-    from web.httpserver import LogMiddleware
+def _configure_logging():
+    """The request log as ``LOG`` says (a file that cannot be opened stops the start)."""
+    from nailgun_host import request_log
 
-    class RequestLog(LogMiddleware):
-        def log(self, status, environ):
-            print('{0}:{1} - {2} [{3}] "{4} {5} {6}" - {7}'.format(
-                environ.get("REMOTE_ADDR", "-"), environ.get("REMOTE_PORT", "-"), environ.get("REMOTE_USER") or "-",
-                self.log_date_time_string(), environ.get("ACTUAL_SERVER_PROTOCOL", "-"),
-                environ.get("REQUEST_METHOD", "-"), environ.get("PATH_INFO", "_"), status),
-                file=environ.get("wsgi.errors", sys.stderr))
-
-    return RequestLog(app)
+    try:
+        request_log.configure(settings["LOG"])
+    except OSError as exc:
+        raise StartupError("cannot write the log file {0}: {1}".format(settings["LOG"]["file"], exc))
 
 
 def _build_wsgi():
@@ -186,15 +212,15 @@ def serve(argv=None):
                              "the port may read and change everything)")
 
     def main(args):
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         url = _load_settings(args)
+        _configure_logging()
         _check_exposure(args)
         _use_database(url, migrate=not args.no_migrate)
         from web.httpserver import WSGIServer
 
         # Not web.httpserver.runsimple: it also serves ./static/ from the working directory,
         # with directory listings and HTML errors. Only the API is served here.
-        server = WSGIServer((args.host, args.port), _request_log(_build_wsgi()))
+        server = WSGIServer((args.host, args.port), _build_wsgi())
         scheme = "http"
         if args.cert_file:
             server.ssl_adapter = _tls_adapter(args)
@@ -205,9 +231,11 @@ def serve(argv=None):
             raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
         print("Nailgun API on {0}://{1}:{2}/api/v1 ({3}, authentication: {4})".format(
             scheme, args.host, args.port, _shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
+        from nailgun_host import stats
         from nailgun_host.app import settle
 
         settle()
+        stats.start_flushing(settings["STATS"]["flush_seconds"])
         try:
             server.serve()
         except KeyboardInterrupt:

@@ -1,7 +1,10 @@
 """Settings: built-in defaults, overridden by a YAML file and the environment.
 
-The file is the one given by ``--config`` or ``NAILGUN_CONFIG``; the database URL
-may also come from ``NAILGUN_DB_URL``. Extensions read their own sections
+The file is the one given by ``--config`` or ``NAILGUN_CONFIG``, else the packaged
+``/etc/nailgun/settings.yaml`` when it exists (so a service whose environment lost
+``NAILGUN_CONFIG`` still finds its PostgreSQL, instead of a SQLite file in ``$HOME``);
+``NAILGUN_CONFIG=`` (empty) reads no file. The database URL may also come from
+``NAILGUN_DB_URL``. Extensions read their own sections
 (``CLUSTER_UPGRADE``, ``CONFIGDB``) from the same object.
 
 Importing this module reads no file: ``settings`` holds the defaults until an entry
@@ -12,6 +15,9 @@ import copy
 import os
 
 import yaml
+
+#: the settings file the RPM installs (specs/, packaging/settings.yaml), read when nothing names another
+DEFAULT_FILE = "/etc/nailgun/settings.yaml"
 
 DEFAULTS = {
     "DATABASE_URL": None,  # None: the embedded SQLite file below
@@ -54,6 +60,16 @@ DEFAULTS = {
     "SECRETS": {
         "key_repository": None,  # None: fernet-keys next to SQLITE_PATH; production: /etc/nailgun/fernet-keys
         "patterns": None,  # None: nailgun_host.secrets.classify.DEFAULT_PATTERNS
+    },
+    # the log: README "Logs and statistics"; nailgun_host.request_log
+    "LOG": {
+        "file": None,  # None: stderr; a path: appended to, and reopened when logrotate moves it
+        "level": "INFO",  # INFO: a line per request and every warning and error; DEBUG: more, never a secret
+    },
+    # request statistics (GET /stats, /metrics): README "Logs and statistics"; nailgun_host.stats
+    "STATS": {
+        "flush_seconds": 10,  # how often each process adds its counts to the database (what /stats reads)
+        "metrics_dir": None,  # prometheus_client's multiprocess directory; None: $PROMETHEUS_MULTIPROC_DIR or none
     },
     # who may call the API: README "Authentication and TLS"; nailgun_host.auth
     "AUTH": {
@@ -147,6 +163,23 @@ def _check_read_cache(read_cache):
             MAX_LEASE_MS, read_cache["lease_ms"]))
 
 
+def _check_log(log):
+    """The log must be writable somewhere and at a level ``logging`` knows."""
+    _unknown_keys(log, DEFAULTS["LOG"], "LOG.")
+    if log["file"] is not None and not (isinstance(log["file"], str) and log["file"]):
+        raise ValueError("LOG.file must be a file's path or null (stderr), not {0!r}".format(log["file"]))
+    if log["level"] not in LOG_LEVELS:
+        raise ValueError("LOG.level must be one of {0}, not {1!r}".format(", ".join(LOG_LEVELS), log["level"]))
+
+
+def _check_stats(stats):
+    if stats["flush_seconds"] < 1:
+        raise ValueError("STATS.flush_seconds must be at least 1, not {0!r}".format(stats["flush_seconds"]))
+    if stats["metrics_dir"] is not None and not (isinstance(stats["metrics_dir"], str) and stats["metrics_dir"]):
+        raise ValueError("STATS.metrics_dir must be a directory's path or null, not {0!r}".format(
+            stats["metrics_dir"]))
+
+
 def _check_sessions(sessions):
     """A session must be able to live at all: no zero lifetimes or document limits."""
     for key in ("ttl", "max_age", "max_documents"):
@@ -158,7 +191,8 @@ def _check_sessions(sessions):
 MAX_LEASE_MS = 1000
 
 #: sections whose unknown keys are refused: a misspelt limit must not silently keep the default
-CHECKED_SECTIONS = ("SESSIONS", "FEED", "READ_CACHE")
+CHECKED_SECTIONS = ("SESSIONS", "FEED", "READ_CACHE", "STATS")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 class Settings(dict):
@@ -167,7 +201,10 @@ class Settings(dict):
     def reload(self, path=None, overrides=None):
         self.clear()
         self.update(copy.deepcopy(DEFAULTS))
-        path = path or os.environ.get("NAILGUN_CONFIG")
+        if not path:
+            path = os.environ.get("NAILGUN_CONFIG")
+        if path is None and os.path.exists(DEFAULT_FILE):
+            path = DEFAULT_FILE
         if path:
             with open(path) as stream:
                 loaded = yaml.safe_load(stream) or {}
@@ -191,6 +228,8 @@ class Settings(dict):
             _check_flags(self[name], name)
         _check_sessions(self["SESSIONS"])
         _check_read_cache(self["READ_CACHE"])
+        _check_log(self["LOG"])
+        _check_stats(self["STATS"])
         return self
 
     @property

@@ -1,5 +1,5 @@
 """The core URL map, relative to /api/v1 and /api (templates: see ``api.base.route``)."""
-from nailgun_host.api import clusters, meta, networks, nodegroups, nodes, releases, tasks
+from nailgun_host.api import clusters, meta, networks, nodegroups, nodes, releases, stats, tasks
 from nailgun_host.api.base import route
 from nailgun_host.api.config_sessions import session_routes
 from nailgun_host.objects import cluster as cluster_obj
@@ -17,6 +17,7 @@ URLS = [
     route("/health", meta.HealthHandler),
     route("/extensions", meta.ExtensionListHandler),
     route("/openapi.json", meta.OpenAPIHandler),
+    route("/stats", stats.StatsHandler),
     route("/releases", releases.ReleaseCollectionHandler),
     route("/releases/<release_id>", releases.ReleaseHandler),
     route("/releases/<release_id>/deployment_tasks", releases.ReleaseDeploymentTasksHandler),
@@ -43,4 +44,6 @@ URLS = [
     route("/nodes/<node_id>/disks", nodes.NodeDisksHandler),
     route("/tasks", tasks.TaskCollectionHandler),
     route("/tasks/<task_id>", tasks.TaskHandler),
+    route("/transactions", tasks.TransactionCollectionHandler),
+    route("/transactions/<task_id>", tasks.TaskHandler),
 ] + session_routes("/clusters/<cluster_id>", cluster_scope)

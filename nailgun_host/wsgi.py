@@ -1,12 +1,16 @@
 """WSGI entry point of the production recipe: ``waitress-serve ... nailgun_host.wsgi:application`` (README).
 
 The database comes from ``NAILGUN_DB_URL`` (or the ``NAILGUN_CONFIG`` file). Workers do
-not migrate: run ``nailgun-syncdb`` once before starting them.
+not migrate: run ``nailgun-syncdb`` once before starting them. Each process logs as ``LOG`` says
+and adds its request counts to the database every ``STATS.flush_seconds``.
 """
-from nailgun_host import db
+from nailgun_host import db, request_log, stats
 from nailgun_host.app import build_wsgi, settle
 from nailgun_host.settings import settings
 
-db.configure(settings.reload().database_url)
+settings.reload()
+request_log.configure(settings["LOG"])
+db.configure(settings.database_url)
 application = build_wsgi()
 settle()
+stats.start_flushing(settings["STATS"]["flush_seconds"])

@@ -6,11 +6,14 @@ exits 1, no option shadows one of cliff's global options (``-v``/``--verbose``,
 ``--version``), so ``--value`` has no ``-v`` and versions are ``--as-of``/``--to``,
 and nothing here imports the server (only requests, cliff and PyYAML). With ``--session`` (or
 ``$FUEL_SESSION``) get shows, and set/override/delete/patch/revert stage, the session's state.
+``get`` and ``diff`` print through cliff's formatters (``-f json|yaml|table|value``, JSON by default); a
+write confirms what it did in one line on stdout (fuel2's habit), which cliff's ``-q`` silences.
 """
 from cliff.command import Command
 from cliff.lister import Lister
+from cliff.show import ShowOne
 
-from nailgun_ext_configdb.cli.formats import TYPES, cell, parse_typed, read_document, render
+from nailgun_ext_configdb.cli.formats import TYPES, JSONOutput, cell, output_cell, parse_typed, read_document
 from nailgun_ext_configdb.cli.paths import ConfigDBError, NodeResolver, parse_levels, resource_path
 from nailgun_host.client import ClientMixin, is_masked
 from nailgun_host.client.patches import MEDIA_TYPE, PatchFileError, read_patch
@@ -39,11 +42,8 @@ class ResourceMixin(ClientMixin):
         return resource_path(args.env, levels, args.resource, kind) + suffix
 
 
-class ConfigCommand(ResourceMixin, Command):
-    """A command on one resource whose output is the server's JSON, rendered as asked."""
-
-    def emit(self, text):
-        self.app.stdout.write(text + "\n")
+class ConfigCommand(ResourceMixin):
+    """A command on one resource: reads tell on stderr when secrets were masked, writes confirm on stdout."""
 
     def fetch(self, path, params, headers=None):
         """The server's JSON; when it masked secrets for this identity, a note on stderr says so (stdout
@@ -52,6 +52,17 @@ class ConfigCommand(ResourceMixin, Command):
         if is_masked(answer_headers):
             self.app.stderr.write(MASKED_NOTE)
         return data, answer_headers
+
+    def confirm(self, args, done, kind=None):
+        """One line saying what was written (or staged) where, unless cliff's ``-q``/``--quiet`` was given."""
+        if getattr(self.app_args, "verbose_level", 1) < 1:
+            return
+        kind = kind or ("overrides" if getattr(args, "override", False) else "values")
+        line = "{0} in the {1} of {2} at {3} (environment {4})".format(
+            done, kind, args.resource, args.level or "the environment level", args.env)
+        if getattr(args, "session", None):
+            line = "Staged in session {0}: {1}{2}".format(args.session, line[0].lower(), line[1:])
+        self.app.stdout.write(line + "\n")
 
 
 class StagedCommand(SessionOption, ConfigCommand):
@@ -63,13 +74,12 @@ class StagedCommand(SessionOption, ConfigCommand):
         return data
 
 
-class ConfigGet(StagedCommand):
-    """Print the effective values of a resource, or of one key (--key)."""
+class ConfigGet(JSONOutput, StagedCommand, ShowOne):
+    """Print the effective values of a resource, or of one key (--key): a field per top-level key."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("-k", "--key", help="dotted key path, e.g. nova.debug or nodes.0.name")
-        parser.add_argument("--format", choices=("json", "yaml", "plain"), default="json")
         parser.add_argument("-s", "--show-lookup", action="store_true",
                             help="tell for every key which level it came from")
         parser.add_argument("--as-of", type=int, metavar="VERSION",
@@ -89,12 +99,13 @@ class ConfigGet(StagedCommand):
         if args.as_of is not None:
             params["version"] = str(args.as_of)
         data = self.fetch_staged(args, self.path(args), params)
-        if args.key and args.format != "plain":
-            data = {args.key: data}
-        self.emit(render(data, args.format))
+        if args.key or not isinstance(data, dict):
+            data = {args.key or "value": data}
+        columns = tuple(sorted(data))
+        return columns, tuple(output_cell(data[column], args.formatter) for column in columns)
 
 
-class ConfigSet(StagedCommand):
+class ConfigSet(StagedCommand, Command):
     """Set one key (--key, typed --value or stdin) or the whole resource (stdin) at a level."""
 
     kind = "values"
@@ -128,12 +139,14 @@ class ConfigSet(StagedCommand):
         if args.key:
             self.client.patch(self.path(args, kind, "/keys/set"), [args.key.split(".") + [value]],
                               headers=self.session_headers(args))
+            self.confirm(args, "Set {0}".format(args.key), kind)
             return
         if args.value is not None:
             raise ConfigDBError("--value needs --key; a whole resource is read from stdin")
         if not isinstance(value, dict):
             raise ConfigDBError("A resource must be an object, got {0}".format(type(value).__name__))
         self.client.put(self.path(args, kind), value, headers=self.session_headers(args))
+        self.confirm(args, "Replaced the whole resource", kind)
 
 
 class ConfigOverride(ConfigSet):
@@ -142,7 +155,7 @@ class ConfigOverride(ConfigSet):
     kind = "overrides"
 
 
-class ConfigDelete(StagedCommand):
+class ConfigDelete(StagedCommand, Command):
     """Remove one key from a resource's values (or --override) at a level."""
 
     def get_parser(self, prog_name):
@@ -153,9 +166,10 @@ class ConfigDelete(StagedCommand):
     def take_action(self, args):
         self.client.patch(self.path(args, suffix="/keys/delete"), [args.key.split(".")],
                           headers=self.session_headers(args))
+        self.confirm(args, "Deleted {0}".format(args.key))
 
 
-class ConfigPatch(StagedCommand):
+class ConfigPatch(StagedCommand, Command):
     """Apply an RFC 6902 JSON patch (JSON or YAML, a file or - for stdin) to a resource at a level.
 
     All or nothing: a failed ``test`` operation is 409 (a compare-and-swap), an operation the resource
@@ -173,6 +187,7 @@ class ConfigPatch(StagedCommand):
             raise ConfigDBError(str(exc))
         headers = dict(self.session_headers(args), **{"Content-Type": MEDIA_TYPE})
         self.client.patch(self.path(args), patch, headers=headers)
+        self.confirm(args, "Applied {0} patch operation{1}".format(len(patch), "" if len(patch) == 1 else "s"))
 
 
 class ConfigHistory(ResourceMixin, Lister):
@@ -184,24 +199,28 @@ class ConfigHistory(ResourceMixin, Lister):
         return columns, [tuple(cell(row.get(c)) for c in columns) for row in rows]
 
 
-class ConfigDiff(ConfigCommand):
-    """Print the change between two versions as an RFC 6902 JSON patch."""
+class ConfigDiff(JSONOutput, ConfigCommand, Lister):
+    """Print the change between two versions: an RFC 6902 operation per row (``-f json``: a patch
+    ``config patch`` takes back; a ``remove`` has ``"value": null``, which RFC 6902 ignores)."""
+
+    COLUMNS = ("op", "path", "value")
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("--from", dest="from_version", type=int, required=True)
         parser.add_argument("--to", dest="to_version", type=int, help="default: the latest version")
-        parser.add_argument("--format", choices=("json", "yaml"), default="json")
         return parser
 
     def take_action(self, args):
         params = {"from": str(args.from_version)}
         if args.to_version is not None:
             params["to"] = str(args.to_version)
-        self.emit(render(self.fetch(self.path(args, suffix="/diff"), params)[0], args.format))
+        patch = self.fetch(self.path(args, suffix="/diff"), params)[0]
+        return self.COLUMNS, [tuple(output_cell(operation.get(column), args.formatter) for column in self.COLUMNS)
+                              for operation in patch]
 
 
-class ConfigRevert(StagedCommand):
+class ConfigRevert(StagedCommand, Command):
     """Write a new version equal to an older one."""
 
     def get_parser(self, prog_name):
@@ -212,3 +231,4 @@ class ConfigRevert(StagedCommand):
     def take_action(self, args):
         self.client.post(self.path(args, suffix="/revert"), {"version": args.to},
                          headers=self.session_headers(args))
+        self.confirm(args, "Reverted to version {0}".format(args.to))

@@ -4,6 +4,7 @@ It needs only ``requests``, ``keystoneauth1``, ``cliff`` and ``PyYAML``: the com
 machine without the server's dependencies. Settings are found the way fuel2 finds
 them: the defaults, ``~/.config/fuel/fuel_client.yaml``, the file named by
 ``$FUELCLIENT_CUSTOM_SETTINGS``, then environment variables of the same names.
+``HTTP_PROXY`` sends every request through that proxy, as fuel2 does.
 """
 import json
 import os
@@ -29,6 +30,7 @@ DEFAULTS = {
     "OS_CACERT": None,
     "INSECURE": False,
     "HTTP_TIMEOUT": 10,
+    "HTTP_PROXY": None,
 }
 
 

@@ -40,8 +40,26 @@ class FuelclientToken(requests.auth.AuthBase):
         return request
 
 
+def ask_auth_required(api, timeout):
+    """Ask ``/version`` whether to log in, as fuelclient would, but within the HTTP timeout and through
+    ``HTTP_PROXY``: fuelclient asks with neither, so a server that accepts and never answers would hang
+    fuel2 for ever instead of failing with the one-line message of any other request."""
+    if api._auth_required is not None:
+        return
+    response = RequestsTransport(proxies=api._make_proxies()).send("GET", api.api_root + "version", timeout=timeout)
+    if response.status_code == 401:
+        api._auth_required = True
+    elif response.ok:
+        try:
+            api._auth_required = bool(response.json().get("auth_required", False))
+        except (ValueError, AttributeError):
+            pass  # fuelclient asks again and reports the answer its way
+
+
 def root_transport_timeout():
-    """fuelclient's server root, a transport carrying its token, and its HTTP timeout."""
+    """fuelclient's server root, a transport carrying its token through its ``HTTP_PROXY``, and its HTTP timeout."""
     from fuelclient import client
     api = client.DefaultAPIClient  # made from the settings fuel2 updated with its command-line options
-    return api.root, RequestsTransport(auth=FuelclientToken(api), proxies=api._make_proxies()), api._http_timeout
+    timeout = float(api._http_timeout or 10)
+    ask_auth_required(api, timeout)
+    return api.root, RequestsTransport(auth=FuelclientToken(api), proxies=api._make_proxies()), timeout

@@ -50,12 +50,20 @@ def transport_for(settings, root):
     if settings.get("OS_USERNAME") and not settings.get("OS_PASSWORD"):
         raise APIError(None, "OS_USERNAME is set ({0!r}) but OS_PASSWORD is not: give both (or --os-password)".format(
             settings["OS_USERNAME"]))
+    proxies = proxies_setting(settings)
     if settings.get("OS_AUTH_URL"):
-        return KeystoneTransport(settings, verify)
+        return KeystoneTransport(settings, verify, proxies)
     if settings.get("OS_USERNAME"):
         warn_if_plain_basic(root)
-        return RequestsTransport(verify, auth=(settings["OS_USERNAME"], settings.get("OS_PASSWORD") or ""))
-    return RequestsTransport(verify)
+        return RequestsTransport(verify, auth=(settings["OS_USERNAME"], settings.get("OS_PASSWORD") or ""),
+                                 proxies=proxies)
+    return RequestsTransport(verify, proxies=proxies)
+
+
+def proxies_setting(settings):
+    """requests' ``proxies`` for ``HTTP_PROXY`` (for http and https, as fuelclient makes them), or None."""
+    proxy = settings.get("HTTP_PROXY")
+    return {"http": proxy, "https": proxy} if proxy else None
 
 
 class RequestsTransport:
@@ -82,7 +90,7 @@ class RequestsTransport:
 class KeystoneTransport:
     """A keystoneauth1 session with a v3 password plugin: the token is got, sent and renewed by it."""
 
-    def __init__(self, settings, verify):
+    def __init__(self, settings, verify, proxies=None):
         from keystoneauth1 import session
         from keystoneauth1.identity import v3
         self.auth_url = settings["OS_AUTH_URL"]
@@ -93,7 +101,7 @@ class KeystoneTransport:
             project_name=settings.get("OS_PROJECT_NAME") or settings.get("OS_TENANT_NAME"),
             user_domain_name=settings.get("OS_USER_DOMAIN_NAME") or "Default",
             project_domain_name=settings.get("OS_PROJECT_DOMAIN_NAME") or "Default")
-        self.session = session.Session(auth=auth, verify=verify)
+        self.session = session.Session(auth=auth, verify=verify, session=RequestsTransport(proxies=proxies).session)
 
     def send(self, method, url, **kwargs):
         from keystoneauth1 import exceptions

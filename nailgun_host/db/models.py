@@ -306,3 +306,33 @@ class ConfigSessionChange(Base):
     updated_at: Mapped[datetime.datetime] = mapped_column(default=_now)
 
     session: Mapped[ConfigSession] = orm.relationship(back_populates="changes")
+
+
+class RequestStatsHost(Base):
+    """A host serving the API, as ``GET /stats`` shows it: when it first and last added its counts, its CPU.
+
+    Written only by ``nailgun_host.stats``: every process of the host, now and then.
+    """
+
+    __tablename__ = "request_stats_hosts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    host: Mapped[str] = mapped_column(sa.String(255), unique=True)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    updated_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    cpu_percent: Mapped[float] = mapped_column(default=0.0)
+    cpu_count: Mapped[int] = mapped_column(default=1)
+
+
+class RequestStatsCount(Base):
+    """The requests a host answered for one tenant and user (empty: no identity), added up by its processes."""
+
+    __tablename__ = "request_stats_counts"
+
+    host: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    tenant: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    user_name: Mapped[str] = mapped_column(sa.String(512), primary_key=True)
+    requests: Mapped[int] = mapped_column(sa.BigInteger, default=0)
+    errors: Mapped[int] = mapped_column(sa.BigInteger, default=0)
+    #: the sum of the requests' response times
+    seconds: Mapped[float] = mapped_column(default=0.0)

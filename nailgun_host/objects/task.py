@@ -17,6 +17,7 @@ from nailgun_host.orchestrator import get_orchestrator
 
 ACTIVE = ACTIVE_TASK_STATUSES
 FINISHED = ("ready", "error")
+STATUSES = ACTIVE + FINISHED
 CLUSTER_TASKS = CLUSTER_TASK_NAMES
 #: what a node becomes when its task finishes well
 NODE_DONE = {"provision": "provisioned", "deployment": "ready"}
@@ -34,9 +35,16 @@ def get(task_id, lock=False):
     return get_or_404(Task, task_id, lock=lock)
 
 
-def list_all(cluster_id=None):
+def list_all(cluster_id=None, statuses=(), names=()):
+    """The tasks in id order; each filter given narrows them (``statuses``, ``names``: any of)."""
     tasks = db.query(Task).order_by(Task.id)
-    return tasks.all() if cluster_id is None else tasks.filter(Task.cluster_id == cluster_id).all()
+    if cluster_id is not None:
+        tasks = tasks.filter(Task.cluster_id == cluster_id)
+    if statuses:
+        tasks = tasks.filter(Task.status.in_(statuses))
+    if names:
+        tasks = tasks.filter(Task.name.in_(names))
+    return tasks.all()
 
 
 def check_no_running_task(cluster):
@@ -108,7 +116,7 @@ def receive(response):
     if task is None:
         raise errors.ObjectNotFound("Task with uuid {0} was not found".format(response["task_uuid"]))
     status = response["status"]
-    if status not in ACTIVE + FINISHED:
+    if status not in STATUSES:
         raise errors.InvalidData("Unknown task status '{0}'".format(status))
     task.status = status
     task.progress = 100 if status == "ready" else response.get("progress", task.progress)

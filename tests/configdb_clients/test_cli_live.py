@@ -24,7 +24,8 @@ def test_tuning_box_cli_demo(fuel):
     fuel("config", "comp", "create", "--name", "comp1", "--resources", "resource1,slashed/resource")
     created = json.loads(fuel("config", "env", "create", "-i", "comp1", "-l", "nodes", "-f", "json").stdout)
     assert created["hierarchy_levels"] == "nodes" and created["id"] == 1
-    assert fuel("config", "get", "--env", "1", "--resource", "resource1", "--format", "yaml").stdout == "{}\n"
+    assert fuel("config", "get", "--env", "1", "--resource", "resource1").stdout == "{}\n"
+    assert fuel("config", "get", "--env", "1", "--resource", "resource1", "--format", "yaml").stdout == ""
     fuel("config", "set", "--env", "1", "--resource", "resource1", "--format", "json", stdin='{"a": 1, "b": null}')
     assert json.loads(fuel("config", "get", "--env", "1", "--resource", "resource1", "--level", "nodes=1").stdout) \
         == {"a": 1, "b": None}

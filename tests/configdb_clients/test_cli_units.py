@@ -39,11 +39,13 @@ def test_a_value_that_does_not_match_its_type_is_refused(text, value_type):
         formats.parse_typed(text, value_type)
 
 
-def test_key_output_formats_follow_the_spec():
-    assert formats.render("node-1", "plain") == "node-1"
-    assert formats.render(2, "plain") == "2"
-    assert formats.render({"deployment_id": 2}, "json") == '{\n  "deployment_id": 2\n}'
-    assert formats.render({"deployment_id": 2}, "yaml") == "deployment_id: 2"
+def test_cells_are_json_values_a_string_bare_in_a_table_and_value():
+    assert formats.output_cell("node-1", "value") == "node-1" == formats.output_cell("node-1", "table")
+    assert formats.output_cell(True, "value") == "true"
+    assert formats.output_cell({"b": [1], "a": None}, "value") == '{"a": null, "b": [1]}'
+    nested = formats.output_cell({"b": {"d": 1, "c": 2}, "a": 1}, "json")
+    assert list(nested.machine_readable()) == ["a", "b"] and list(nested.machine_readable()["b"]) == ["c", "d"]
+    assert nested.human_readable() == '{"a": 1, "b": {"c": 2, "d": 1}}'
 
 
 def test_read_tree_names_data_sources_by_path():
