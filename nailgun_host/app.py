@@ -18,7 +18,7 @@ import sqlalchemy.exc
 import web
 from oslo_serialization import jsonutils
 
-from nailgun_host import errors, policy, read_cache, request_log, stats
+from nailgun_host import errors, policy, read_cache, request_log, stats, whole_answer
 from nailgun_host.api import base
 from nailgun_host.api.meta import APIRootHandler
 from nailgun_host.auth import middleware as auth_middleware
@@ -255,7 +255,8 @@ def build_wsgi(extensions=None):
         extension.check_settings()  # and settings an extension cannot work with
     routes, _ = collect_routes(extensions)
     wsgi = auth_middleware.build(
-        stats.build(read_cache.build(build_app(extensions).wsgifunc(), routes, PREFIXES), settings["STATS"]),
+        stats.build(read_cache.build(whole_answer.measured(build_app(extensions).wsgifunc()), routes, PREFIXES),
+                    settings["STATS"]),
         settings["AUTH"])
 
     def application(environ, start_response):

@@ -35,6 +35,7 @@ from nailgun_host import auth, policy
 from nailgun_host.api.base import SEES_SECRETS_KEY, none_match
 from nailgun_host.db import StatementFailed, statement_reader
 from nailgun_host.settings import settings
+from nailgun_host.whole_answer import answered
 
 LOG = logging.getLogger(__name__)
 SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
@@ -223,7 +224,7 @@ class ReadCache:
         """A write's answer, sent once every lease read before its commit has run out (module)."""
         if not self.lease_seconds:
             return self.app(environ, start_response)
-        status, headers, body = _answered(self.app, environ)
+        status, headers, body = answered(self.app, environ)
         time.sleep(self.lease_seconds)
         start_response(status, headers)
         return [body]
@@ -232,7 +233,7 @@ class ReadCache:
         """The application's answer, kept when it is a 200; ``If-None-Match`` is then applied here,
         so that a revalidation also leaves the whole answer behind."""
         wanted = environ.pop("HTTP_IF_NONE_MATCH", None)
-        status, headers, body = _answered(self.app, environ)
+        status, headers, body = answered(self.app, environ)
         if wanted is not None:
             environ["HTTP_IF_NONE_MATCH"] = wanted
         if not status.startswith("200 "):
@@ -250,23 +251,6 @@ class ReadCache:
             return []
         start_response("200 OK", answer.headers)
         return [answer.body]
-
-
-def _answered(app, environ):
-    """(status, headers, body) of ``app``'s whole answer to ``environ``, its work all done (closed)."""
-    given = {}
-
-    def capture(status, headers, exc_info=None):
-        given.update(status=status, headers=list(headers))
-        return lambda data: given.setdefault("written", []).append(data)
-
-    result = app(environ, capture)
-    try:
-        body = b"".join(given.get("written", [])) + b"".join(result)
-    finally:
-        if hasattr(result, "close"):
-            result.close()
-    return given["status"], given["headers"], body
 
 
 def build(app, routes, prefixes):

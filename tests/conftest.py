@@ -5,6 +5,7 @@ The suite runs on a SQLite file by default and on PostgreSQL when
 real migrations (core and every extension); each test then starts from empty tables.
 """
 import contextlib
+import logging
 import os
 import shutil
 import socket
@@ -84,6 +85,22 @@ def _empty_tables(engine, tables):
         # PRAGMA foreign_keys is a no-op inside the transaction above, so the pooled
         # connection would keep foreign keys (and ON DELETE CASCADE) off: reconnect.
         engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def restored_logging():
+    """The logging of the process as it was before the test: a test that configures it as a server does
+    (``request_log.configure``) leaves no handler on a stream pytest has closed since."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    held = {name: logging.getLogger(name).level for name in logging.root.manager.loggerDict}
+    yield
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+        handler.close()
+    root.setLevel(level)
+    for name, held_level in held.items():
+        logging.getLogger(name).setLevel(held_level)
 
 
 @pytest.fixture(autouse=True)

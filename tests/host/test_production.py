@@ -270,3 +270,26 @@ def test_nailgun_api_answers_head_without_a_body(live_server):
                 received += chunk
         head, _, rest = received.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 200") and rest == b"", received
+
+
+def test_the_recipe_s_server_keeps_a_connection_for_the_next_request(migrated_db, db_url):
+    """Answers tell their length (web.py streams even whole ones), so waitress need not close after each:
+    fuel2, LCM tools and writers pay one connection, not one per request."""
+    with recipe_server(db_url) as port:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=SERVED_WITHIN)
+        try:
+            for method, path, body in (("GET", "/api/v1/clusters/", None), ("GET", "/api/v1/nodes/", None),
+                                       ("POST", "/api/v1/releases/", {"name": "r", "version": "v",
+                                                                      "operating_system": "Ubuntu"}),
+                                       ("GET", "/api/v1/nowhere/", None)):
+                connection.request(method, path, body=None if body is None else json.dumps(body),
+                                   headers={"Content-Type": "application/json"})
+                response = connection.getresponse()
+                data = response.read()
+                assert response.getheader("Content-Length") == str(len(data)), (path, response.headers)
+                assert response.getheader("Connection") != "close" and not response.will_close, path
+            sock = connection.sock
+            connection.request("GET", "/api/v1/version")
+            assert connection.getresponse().read() and connection.sock is sock  # the same connection all along
+        finally:
+            connection.close()
