@@ -9,7 +9,8 @@ back in the answer's ``X-Request-Id`` and into every line logged while the reque
 
 No secret reaches the log at the default level: credentials travel only in headers, which are not
 logged; a query parameter whose name the secrets' patterns match (``nailgun_host.secrets``) is
-logged as the mask; SQLAlchemy (statements and their parameters) is held at WARNING, DEBUG or not.
+logged as the mask; SQLAlchemy (statements and their parameters) is held at WARNING, DEBUG or not,
+and so is alembic.
 """
 import contextvars
 import logging
@@ -32,8 +33,10 @@ _SANE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 #: what a logged field keeps as it is: printable ASCII but for the space, the quote and the backslash
 _KEPT = re.compile(r'[!#-\[\]-~]*')
 _KEPT_WHEN_QUOTED = "".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in '"\\%')
-#: loggers whose lower levels would log what must not be (SQLAlchemy's: statements and their parameters)
-_HELD_AT_WARNING = ("sqlalchemy",)
+#: loggers whose lower levels would log what must not be (SQLAlchemy's: statements and their parameters),
+#: or lines no operator needs on every request (alembic's "Context impl ..." at each health check's
+#: revision reading; what a migration ran is logged by nailgun_host.db.migration itself)
+_HELD_AT_WARNING = ("sqlalchemy", "alembic")
 
 current_id = contextvars.ContextVar("nailgun_request_id", default="-")
 

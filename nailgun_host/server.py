@@ -20,16 +20,23 @@ import yaml
 
 from nailgun_host import db, notify
 from nailgun_host.db import migration
-from nailgun_host.settings import settings
+from nailgun_host.settings import DEFAULT_FILE, settings
 
 
 class StartupError(Exception):
     """Why a console script cannot start; ``str()`` is the line it prints."""
 
 
+#: where the settings and the database come from, as --help says (nailgun_host.settings reads them so)
+CONFIG_HELP = ("YAML settings file (default: $NAILGUN_CONFIG, else {0} when it exists; "
+               "NAILGUN_CONFIG= reads no file)".format(DEFAULT_FILE.replace("%", "%%")))
+DB_URL_HELP = ("SQLAlchemy URL (default: $NAILGUN_DB_URL, else DATABASE_URL of the settings file, "
+               "else the embedded SQLite file)")
+
+
 def _common_arguments(parser):
-    parser.add_argument("--db-url", help="SQLAlchemy URL (default: $NAILGUN_DB_URL or the embedded SQLite file)")
-    parser.add_argument("--config", help="YAML settings file (default: $NAILGUN_CONFIG)")
+    parser.add_argument("--db-url", help=DB_URL_HELP)
+    parser.add_argument("--config", help=CONFIG_HELP)
 
 
 def _load_settings(args):
@@ -88,6 +95,19 @@ def prepare_database(url):
         db.db.remove()
 
 
+def _missing_sqlite_file(url):
+    """The path of the SQLite file ``url`` names when that file does not exist (else None)."""
+    try:
+        parsed = sa.make_url(url)
+    except sqlalchemy.exc.ArgumentError:
+        return None
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or \
+            database.startswith("file:") or os.path.exists(database):
+        return None
+    return os.path.abspath(database)
+
+
 def _run(parser, main, argv):
     args = parser.parse_args(argv)
     try:
@@ -118,12 +138,14 @@ def syncdb(argv=None):
     _common_arguments(parser)
     parser.add_argument("--status", action="store_true",
                         help="only report the revision of the core and of every extension and whether it is the "
-                             "head; exit status 1 when one is not")
+                             "head, creating nothing; exit status 1 when one is not (or there is no database)")
 
     def main(args):
         # alembic's "Running upgrade" lines when migrating; a report is the lines printed below alone
         logging.basicConfig(level=logging.WARNING if args.status else logging.INFO, format="%(message)s")
         url = _load_settings(args)
+        if args.status and _missing_sqlite_file(url):  # connecting would create it (and its directories)
+            raise StartupError("no database at {0}".format(_missing_sqlite_file(url)))
         print("database: {0}".format(_shown(url)), flush=True)
         _use_database(url, migrate=not args.status, refuse_newer=False)
         try:
@@ -174,12 +196,13 @@ def _build_wsgi():
     from nailgun_host.app import build_wsgi
     from nailgun_host.auth.local import UsersFileError
     from nailgun_host.secrets.keys import KeyRepositoryError
+    from nailgun_host.stats import MetricsDirError
 
     from nailgun_host.extensions import SettingsError
 
     try:
         application = build_wsgi()
-    except SettingsError as exc:
+    except (SettingsError, MetricsDirError) as exc:
         raise StartupError(str(exc))
     except (UsersFileError, ValueError) as exc:
         raise StartupError("cannot set up authentication: {0}".format(exc))
@@ -268,7 +291,7 @@ def users(argv=None):
         prog="nailgun-users",
         description="Keep the users file of AUTH method local (AUTH.users_file): bcrypt password hashes and roles. "
                     "A running server sees changes at its next request.")
-    parser.add_argument("--config", help="YAML settings file (default: $NAILGUN_CONFIG)")
+    parser.add_argument("--config", help=CONFIG_HELP)
     parser.add_argument("--users-file", help="the users file (default: AUTH.users_file of the settings)")
     commands = parser.add_subparsers(dest="command", required=True)
     setting = commands.add_parser("set", help="add a user or change its password and roles; the password is read "

@@ -1,8 +1,10 @@
 """Settings: built-in defaults, overridden by a YAML file and the environment.
 
 The file is the one given by ``--config`` or ``NAILGUN_CONFIG``, else the packaged
-``/etc/nailgun/settings.yaml`` when it exists (so a service whose environment lost
-``NAILGUN_CONFIG`` still finds its PostgreSQL, instead of a SQLite file in ``$HOME``);
+``/etc/fuel-nailgun-extensions/settings.yaml`` when it exists, never Nailgun's own
+``/etc/nailgun/settings.yaml`` (so a service whose environment lost ``NAILGUN_CONFIG``
+still finds its PostgreSQL, instead of a SQLite file in ``$HOME``); a name the defaults
+do not have, at the top or in a checked section, is refused rather than ignored;
 ``NAILGUN_CONFIG=`` (empty) reads no file. The database URL may also come from
 ``NAILGUN_DB_URL``. Extensions read their own sections
 (``CLUSTER_UPGRADE``, ``CONFIGDB``) from the same object.
@@ -17,7 +19,7 @@ import os
 import yaml
 
 #: the settings file the RPM installs (specs/, packaging/settings.yaml), read when nothing names another
-DEFAULT_FILE = "/etc/nailgun/settings.yaml"
+DEFAULT_FILE = "/etc/fuel-nailgun-extensions/settings.yaml"
 
 DEFAULTS = {
     "DATABASE_URL": None,  # None: the embedded SQLite file below
@@ -110,11 +112,11 @@ def _merged(base, update, prefix=""):
     return merged
 
 
-def _unknown_keys(given, known, prefix):
-    unknown = sorted(set(given) - set(known))
+def _unknown_keys(given, known, prefix, where=""):
+    unknown = sorted(set(given) - set(known), key=str)
     if unknown:
-        raise ValueError("unknown settings {0}: a typo here could leave the API open".format(
-            ", ".join(prefix + str(key) for key in unknown)))
+        raise ValueError("unknown settings {0}{1}: a typo here could leave the API open".format(
+            ", ".join(prefix + str(key) for key in unknown), where))
 
 
 def _check_auth(auth):
@@ -145,9 +147,11 @@ def _check_secrets(secrets):
 
 def _check_numbers(section, name):
     for key, value in section.items():
+        least = MINIMUMS.get(name + "." + key, 0)
         if key in DEFAULTS[name] and isinstance(DEFAULTS[name][key], int) and not isinstance(DEFAULTS[name][key], bool) \
-                and not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
-            raise ValueError("{0}.{1} must be a whole number of at least 0, not {2!r}".format(name, key, value))
+                and not (isinstance(value, int) and not isinstance(value, bool) and value >= least):
+            raise ValueError("{0}.{1} must be a whole number of at least {2}, not {3!r}".format(
+                name, key, least, value))
 
 
 def _check_flags(section, name):
@@ -173,8 +177,7 @@ def _check_log(log):
 
 
 def _check_stats(stats):
-    if stats["flush_seconds"] < 1:
-        raise ValueError("STATS.flush_seconds must be at least 1, not {0!r}".format(stats["flush_seconds"]))
+    """``flush_seconds``: at least 1 (``MINIMUMS``, checked with the other whole numbers)."""
     if stats["metrics_dir"] is not None and not (isinstance(stats["metrics_dir"], str) and stats["metrics_dir"]):
         raise ValueError("STATS.metrics_dir must be a directory's path or null, not {0!r}".format(
             stats["metrics_dir"]))
@@ -189,6 +192,8 @@ def _check_sessions(sessions):
 
 #: the longest READ_CACHE.lease_ms: what a write's answer may be held
 MAX_LEASE_MS = 1000
+#: whole-number settings whose least value is not 0 (one message for every value below it)
+MINIMUMS = {"STATS.flush_seconds": 1}
 
 #: sections whose unknown keys are refused: a misspelt limit must not silently keep the default
 CHECKED_SECTIONS = ("SESSIONS", "FEED", "READ_CACHE", "STATS")
@@ -210,6 +215,8 @@ class Settings(dict):
                 loaded = yaml.safe_load(stream) or {}
             if not isinstance(loaded, dict):
                 raise ValueError("{0} is not a YAML mapping of setting names".format(path))
+            # a misspelt name (DATABSE_URL) would silently keep the default (SQLite in $HOME)
+            _unknown_keys(loaded, DEFAULTS, "", " in " + path)
             self.update(_merged(self, loaded))
         if os.environ.get("NAILGUN_DB_URL"):
             self["DATABASE_URL"] = os.environ["NAILGUN_DB_URL"]
@@ -218,6 +225,7 @@ class Settings(dict):
         for variable, key in (("NAILGUN_CONFIGDB_STORAGE", "storage"), ("NAILGUN_CONFIGDB_GIT_ROOT", "git_root")):
             if os.environ.get(variable):
                 self["CONFIGDB"][key] = os.environ[variable]
+        _unknown_keys(overrides or {}, DEFAULTS, "")
         self.update(_merged(self, overrides or {}))
         _check_configdb(self["CONFIGDB"])
         _check_auth(self["AUTH"])

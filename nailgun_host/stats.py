@@ -142,10 +142,19 @@ _metrics = None
 _metrics_lock = threading.Lock()
 
 
+class MetricsDirError(ValueError):
+    """``STATS.metrics_dir`` cannot be used; ``str()`` is the line a console script prints."""
+
+
 def use_metrics_dir(directory):
-    """Multiprocess mode in ``directory`` (created when missing): before the first metric is made."""
+    """Multiprocess mode in ``directory`` (created when missing): before the first metric is made.
+    MetricsDirError when it cannot be made."""
     if directory:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise MetricsDirError("cannot use STATS.metrics_dir {0}: {1}".format(
+                directory, exc.strerror or exc)) from exc
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
     if _metrics is None and "prometheus_client.values" in sys.modules:
         from prometheus_client import values

@@ -124,12 +124,24 @@ def syncdb(url, extensions=None):
 
     extensions = list(extensions if extensions is not None else get_all_extensions())
     with migration_lock(url):
-        refuse_newer(read_status(url, extensions))
+        before = read_status(url, extensions)
+        refuse_newer(before)
         command.upgrade(make_config(CORE_MIGRATIONS, url), "head")
         for extension in extensions:
             if extension.alembic_migrations_path():
                 command.upgrade(config_for_extension(extension, url), "head")
-        return read_status(url, extensions)
+        after = read_status(url, extensions)
+    for line in moves(before, after):
+        LOG.info("%s", line)
+    return after
+
+
+def moves(before, after):
+    """``"migrated PART: FROM -> TO"`` for each part that two ``status`` readings find at other revisions:
+    the record of what a migration ran (alembic's own lines are held at WARNING in the API's log)."""
+    return ["migrated {0}: {1} -> {2}".format(name, ", ".join(before.get(name, {}).get("current", [])) or
+                                              "no revision", ", ".join(part["current"]) or "no revision")
+            for name, part in after.items() if before.get(name, {}).get("current") != part["current"]]
 
 
 @contextlib.contextmanager

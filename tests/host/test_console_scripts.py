@@ -143,3 +143,42 @@ def test_ctrl_c_stops_nailgun_api_without_waiting_for_a_waiting_feed_request(tmp
         if server.poll() is None:
             server.kill()
             server.wait(10)
+
+
+def test_a_misspelt_top_level_setting_is_refused_in_one_line(tmp_path):
+    """``DATABSE_URL:`` ignored would mean the SQLite file in $HOME instead of the PostgreSQL meant."""
+    config = tmp_path / "m.yaml"
+    config.write_text("DATABSE_URL: postgresql+psycopg://nailgun:pw@db.example/nailgun\nDNS_DOMAIN: example.com\n")
+    for script, prog in (("syncdb", "nailgun-syncdb"), ("serve", "nailgun-api")):
+        result = _run(script, ["--config", str(config)], _environ(tmp_path))
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.splitlines() == [
+            "{0}: error: cannot read the settings file: unknown settings DATABSE_URL in {1}: a typo here could "
+            "leave the API open".format(prog, config)], result.stderr
+    assert not (tmp_path / ".nailgun").exists()
+
+
+def test_a_metrics_dir_that_cannot_be_made_is_one_line(tmp_path):
+    config = tmp_path / "m.yaml"
+    config.write_text("STATS: {metrics_dir: /proc/nope}\n")
+    result = _run("serve", ["--config", str(config), "--db-url", "sqlite:///" + str(tmp_path / "n.db"),
+                            "--port", str(free_port())], _environ(tmp_path))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == \
+        "nailgun-api: error: cannot use STATS.metrics_dir /proc/nope: No such file or directory", result.stderr
+
+
+def test_help_says_where_the_settings_and_the_database_come_from(tmp_path):
+    """The real order: --config, NAILGUN_CONFIG, the packaged file; --db-url, NAILGUN_DB_URL, DATABASE_URL of the
+    settings file, the embedded SQLite file."""
+    config = "--config CONFIG YAML settings file (default: $NAILGUN_CONFIG, else " \
+             "/etc/fuel-nailgun-extensions/settings.yaml when it exists; NAILGUN_CONFIG= reads no file)"
+    db_url = "--db-url DB_URL SQLAlchemy URL (default: $NAILGUN_DB_URL, else DATABASE_URL of the settings file, " \
+             "else the embedded SQLite file)"
+    for script, has_db_url in (("syncdb", True), ("serve", True), ("users", False), ("secrets_keys", True)):
+        result = _run(script, ["--help"], _environ(tmp_path))
+        assert result.returncode == 0, result.stderr
+        text = " ".join(result.stdout.split())
+        assert config in text, (script, text)
+        assert (db_url in text) == has_db_url, (script, text)

@@ -1,5 +1,7 @@
 """The packaged settings file is read when nothing names another: a service whose environment
 lost ``NAILGUN_CONFIG`` still uses its PostgreSQL, not a SQLite file in ``$HOME``."""
+from pathlib import Path
+
 import pytest
 
 from nailgun_host import settings as settings_module
@@ -39,7 +41,14 @@ def test_without_the_packaged_file_the_defaults_hold(packaged_file):
 
 
 def test_an_unreadable_packaged_file_is_an_error_not_sqlite(packaged_file):
-    """e.g. nailgun-syncdb run by a user who may not read /etc/nailgun/settings.yaml (root:nailgun 0640)."""
+    """e.g. nailgun-syncdb run by a user who may not read /etc/fuel-nailgun-extensions/settings.yaml (0640)."""
     packaged_file.write_text("- not a mapping\n")
     with pytest.raises(ValueError, match="is not a YAML mapping"):
         Settings().reload()
+
+
+def test_the_default_file_is_the_packages_own_not_nailguns():
+    """fuel-nailgun owns /etc/nailgun/settings.yaml on a Fuel master (DATABASE:, API_LOG: ...): never read it."""
+    assert settings_module.DEFAULT_FILE == "/etc/fuel-nailgun-extensions/settings.yaml"
+    spec = (Path(__file__).resolve().parents[2] / "specs" / "fuel-nailgun-extensions.spec").read_text()
+    assert "%{buildroot}%{_sysconfdir}/%{name}/settings.yaml" in spec  # the file the RPM installs

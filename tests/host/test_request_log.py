@@ -161,4 +161,13 @@ def test_a_log_setting_the_server_cannot_use_is_refused_at_start():
     with pytest.raises(ValueError, match="LOG.level must be one of"):
         settings.reload(overrides={"LOG": {"level": "LOUD"}})
     with pytest.raises(ValueError, match="unknown settings LOG.path"):
-        settings.reload(overrides={"LOG": {"path": "/var/log/nailgun/api.log"}})
+        settings.reload(overrides={"LOG": {"path": "/var/log/fuel-nailgun-extensions/api.log"}})
+
+
+def test_health_checks_write_no_alembic_lines(app, log_file):
+    """Each health check reads the revisions: alembic's "Context impl ..." lines are not for the request log."""
+    for _ in range(2):
+        app.get("/api/v1/health")
+    lines = log_file()
+    assert [m["target"] for m in request_lines(lines)] == ["/api/v1/health"] * 2
+    assert not [line for line in lines if " alembic" in line], lines

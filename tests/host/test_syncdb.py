@@ -71,6 +71,8 @@ def test_syncdb_names_the_database_it_migrates_without_its_password(fresh_url, t
 def test_status_reports_each_part_and_whether_it_is_the_head(fresh_url, tmp_path):
     parts = _parts()
     assert {"core", "cluster_upgrade", "configdb"} <= set(parts)
+    if sa.make_url(fresh_url).get_backend_name() == "sqlite":
+        open(sa.make_url(fresh_url).database, "w").close()  # an empty database (without a file: no database)
     empty = _syncdb(fresh_url, tmp_path, "--status")
     assert empty.returncode == 1, empty.stderr
     assert empty.stdout.splitlines()[1:] == [
@@ -81,6 +83,28 @@ def test_status_reports_each_part_and_whether_it_is_the_head(fresh_url, tmp_path
     assert migrated.returncode == 0, migrated.stderr
     assert migrated.stdout.splitlines()[1:] == [
         "{0}: {1} (head)".format(name, ", ".join(heads)) for name, heads in parts.items()]
+
+
+def test_status_without_a_sqlite_file_creates_nothing(tmp_path):
+    """--status changes nothing: a SQLite file that does not exist is reported, neither it nor its directory made."""
+    missing = tmp_path / "var" / "lib" / "nailgun.db"
+    result = _syncdb("sqlite:///" + str(missing), tmp_path, "--status")
+    assert result.returncode == 1, result.stderr
+    assert (result.stdout, result.stderr) == ("", "nailgun-syncdb: error: no database at {0}\n".format(missing))
+    assert not (tmp_path / "var").exists()
+
+
+def test_syncdb_says_which_revisions_it_ran(fresh_url, tmp_path):
+    """One line per part it moved, from -> to (alembic's own lines are held at WARNING in the API's log)."""
+    parts = _parts()
+    first = _syncdb(fresh_url, tmp_path)
+    assert first.returncode == 0, first.stderr
+    moved = [line for line in first.stderr.splitlines() if line.startswith("migrated ")]
+    assert moved == ["migrated {0}: no revision -> {1}".format(name, ", ".join(heads))
+                     for name, heads in parts.items()], first.stderr
+    again = _syncdb(fresh_url, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert not [line for line in again.stderr.splitlines() if line.startswith("migrated ")], again.stderr
 
 
 @pytest.mark.parametrize("part", ["core", "configdb"])

@@ -31,7 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "fuel-nailgun-extensions.spec"
 RPMLINTRC = ROOT / "specs" / "fuel-nailgun-extensions.rpmlintrc"
 UNIT = "/usr/lib/systemd/system/nailgun-api.service"
-SETTINGS = "/etc/nailgun/settings.yaml"
+SETTINGS = "/etc/fuel-nailgun-extensions/settings.yaml"
+#: the package's log and state directories (not fuel-nailgun's /var/log/nailgun and /var/lib/nailgun)
+LOG_DIR = "/var/log/fuel-nailgun-extensions"
+STATE_DIR = "/var/lib/fuel-nailgun-extensions"
+#: what fuel-nailgun, Nailgun's own package, owns on a Fuel master: an RPM file conflict if packaged here too
+NAILGUNS_OWN = ("/etc/nailgun/settings.yaml", "/var/log/nailgun", "/var/lib/nailgun")
 #: the extras whose packages the RPM requires: the database driver and the unit's WSGI server
 REQUIRED_EXTRAS = ("postgresql", "server")
 #: imported, but brought by the process that imports them: fuel2's (nailgun_host.client.fuel2)
@@ -85,16 +90,40 @@ def _build_dependencies_are_rpms():
     return subprocess.run(["rpm", "-q", "python3-devel"], capture_output=True).returncode == 0
 
 
+#: ``python3`` as with setuptools < 69.3: ``setup.py sdist`` makes fuel-nailgun-extensions-VERSION.tar.gz
+#: (dashes, in the file's name and its directory's), the name EL's older setuptools gives
+OLD_SDIST_PYTHON3 = """#!{python}
+import os, subprocess, sys, tarfile
+status = subprocess.call([{python!r}] + sys.argv[1:])
+if status == 0 and sys.argv[1:] == ["setup.py", "sdist"]:
+    for name in os.listdir("dist"):
+        if name.startswith("fuel_nailgun_extensions-") and name.endswith(".tar.gz"):
+            dashed = name.replace("fuel_nailgun_extensions-", "fuel-nailgun-extensions-", 1)
+            with tarfile.open(os.path.join("dist", name)) as old, \\
+                    tarfile.open(os.path.join("dist", dashed), "w:gz") as new:
+                for member in old.getmembers():
+                    content = old.extractfile(member) if member.isfile() else None
+                    member.name = member.name.replace("fuel_nailgun_extensions-", "fuel-nailgun-extensions-", 1)
+                    member.pax_headers = dict()  # a long name is in "path" there, which would win
+                    new.addfile(member, content)
+            os.remove(os.path.join("dist", name))
+sys.exit(status)
+"""
+
+
 @pytest.fixture(scope="module")
 def rpm(tmp_path_factory):
     """The RPM, built by the header's steps in a copy of the work tree (committed or not), with a
     fresh HOME; ``python3`` is this test's interpreter (setuptools >= 69.3, as run_tests.sh installs)."""
-    workdir = tmp_path_factory.mktemp("rpm")
+    return _build_by_the_header(tmp_path_factory.mktemp("rpm"), Path(sys.executable).parent)
+
+
+def _build_by_the_header(workdir, python_bin):
+    """Run the header's steps in a copy of the work tree, ``python_bin`` first on the PATH."""
     source = workdir / "src"
     shutil.copytree(ROOT, source, ignore=_ignore)
     home = workdir / "home"
     home.mkdir()
-    python_bin = Path(sys.executable).parent
     assert (python_bin / "python3").is_file()
     environ = dict(os.environ, HOME=str(home), PATH="{0}:{1}".format(python_bin, os.environ["PATH"]))
     steps = _header_steps()
@@ -107,6 +136,18 @@ def rpm(tmp_path_factory):
     (package,) = (topdir / "RPMS" / "noarch").glob("fuel-nailgun-extensions-*.noarch.rpm")
     (srpm,) = (topdir / "SRPMS").glob("fuel-nailgun-extensions-*.src.rpm")
     return {"rpm": package, "srpm": srpm, "source": source, "version": _metadata()["metadata"]["version"]}
+
+
+def test_the_header_steps_build_with_an_older_setuptools_too(tmp_path):
+    """setuptools < 69.3 names the sdist fuel-nailgun-extensions-1.0.0.tar.gz: the header's steps still build."""
+    python_bin = tmp_path / "bin"
+    python_bin.mkdir()
+    (python_bin / "python3").write_text(OLD_SDIST_PYTHON3.format(python=sys.executable))
+    (python_bin / "python3").chmod(0o755)
+    built = _build_by_the_header(tmp_path, python_bin)
+    assert [p.name for p in (built["source"] / "dist").iterdir()] == [
+        "fuel-nailgun-extensions-{0}.tar.gz".format(built["version"])]
+    assert _query(built["rpm"], "%{NAME} %{VERSION}") == "fuel-nailgun-extensions " + built["version"]
 
 
 @pytest.fixture(scope="module")
@@ -215,10 +256,25 @@ def test_the_service_files_are_packaged(rpm):
         SETTINGS, "/etc/logrotate.d/fuel-nailgun-extensions"}
     modes = _file_modes(rpm["rpm"])
     assert modes[SETTINGS] == ("-rw-r-----", "root", "nailgun")  # it holds the database password
-    assert modes["/var/log/nailgun"] == ("drwxr-x---", "nailgun", "nailgun")
-    assert modes["/var/lib/nailgun"] == ("drwxr-x---", "nailgun", "nailgun")
+    assert modes[LOG_DIR] == ("drwxr-x---", "nailgun", "nailgun")
+    assert modes[STATE_DIR] == ("drwxr-x---", "nailgun", "nailgun")
     scripts = _run(["rpm", "-qp", "--scripts", rpm["rpm"]])
     assert re.search(r"useradd -r -g nailgun .*nailgun$", scripts, re.M), scripts
+
+
+def test_no_file_of_nailguns_own_package_is_packaged(rpm):
+    """On a Fuel master fuel-nailgun owns /etc/nailgun/settings.yaml (DATABASE:, API_LOG: ...): packaging it too
+    is a file conflict, and the API would read Nailgun's settings. The package's own names instead."""
+    files = _run(["rpm", "-qpl", rpm["rpm"]]).split()
+    assert not [f for f in files if f.startswith(NAILGUNS_OWN)], files
+    assert {SETTINGS, LOG_DIR, STATE_DIR, "/etc/logrotate.d/fuel-nailgun-extensions"} <= set(files)
+    packaged = yaml.safe_load((ROOT / "packaging" / "settings.yaml").read_text())
+    assert packaged["LOG"]["file"] == LOG_DIR + "/api.log"
+    assert [packaged["AUTH"]["users_file"], packaged["SECRETS"]["key_repository"], packaged["CONFIGDB"]["git_root"]] \
+        == [STATE_DIR + "/users.yaml", STATE_DIR + "/fernet-keys", STATE_DIR + "/configdb-git"]
+    assert (ROOT / "packaging" / "nailgun-api.logrotate").read_text().count(LOG_DIR + "/*.log {") == 1
+    scripts = _run(["rpm", "-qp", "--scripts", rpm["rpm"]])
+    assert "-d {0} ".format(STATE_DIR) in scripts, scripts
 
 
 def test_rpmlint_finds_no_error(rpm):
@@ -322,13 +378,13 @@ def test_the_units_command_serves_the_api_with_the_packaged_settings(installed, 
     service = unit["Service"]
     assert (service["User"], service["Group"]) == ("nailgun", "nailgun")
     packaged = (root / SETTINGS.lstrip("/")).read_text()
-    assert yaml.safe_load(packaged)["LOG"]["file"].startswith("/var/log/nailgun/")
+    assert yaml.safe_load(packaged)["LOG"]["file"] == LOG_DIR + "/api.log"
     placeholder = yaml.safe_load(packaged)["DATABASE_URL"]
     assert sa.make_url(placeholder).get_backend_name() == "postgresql"
     # what the operator edits: the database URL, and nothing else
     settings = tmp_path / "settings.yaml"
     settings.write_text(_in_root(root, packaged.replace(placeholder, postgresql_database)))
-    for directory in ("var/log/nailgun", "var/lib/nailgun"):
+    for directory in (LOG_DIR.lstrip("/"), STATE_DIR.lstrip("/")):
         assert (root / directory).is_dir(), directory
     # NAILGUN_CONFIG stands in for the path the code reads by default (the root is not /).
     environ = {k: v for k, v in os.environ.items() if not k.startswith("NAILGUN_")}
