@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 import pytest
 import sqlalchemy as sa
@@ -85,6 +86,23 @@ def _empty_tables(engine, tables):
         # PRAGMA foreign_keys is a no-op inside the transaction above, so the pooled
         # connection would keep foreign keys (and ON DELETE CASCADE) off: reconnect.
         engine.dispose()
+
+
+@pytest.fixture
+def empty_db_url(db_url, tmp_path):
+    """A brand-new, empty database of the suite's kind; its URL, with the password on PostgreSQL."""
+    url = sa.make_url(db_url)
+    if url.get_backend_name() == "sqlite":
+        yield "sqlite:///" + str(tmp_path / "fresh.db")
+        return
+    name = "nailgun_empty_" + uuid.uuid4().hex[:8]
+    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(sa.text('CREATE DATABASE "{0}"'.format(name)))
+    yield url.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as connection:
+        connection.execute(sa.text('DROP DATABASE "{0}" WITH (FORCE)'.format(name)))
+    admin.dispose()
 
 
 @pytest.fixture(autouse=True)

@@ -1,30 +1,11 @@
 """Migrations from an empty database, on SQLite and (with NAILGUN_TEST_DB_URL) PostgreSQL."""
-import uuid
 
-import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from nailgun_host.db import Base, make_engine, migration
 from nailgun_host.extensions import get_all_extensions
-
-
-@pytest.fixture
-def empty_db_url(db_url, tmp_path):
-    """A brand-new database of the same kind as the suite's."""
-    url = sa.make_url(db_url)
-    if url.get_backend_name() == "sqlite":
-        yield "sqlite:///" + str(tmp_path / "fresh.db")
-        return
-    name = "nailgun_migr_" + uuid.uuid4().hex[:8]
-    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(sa.text('CREATE DATABASE "{0}"'.format(name)))
-    yield url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as connection:
-        connection.execute(sa.text('DROP DATABASE "{0}" WITH (FORCE)'.format(name)))
-    admin.dispose()
 
 
 def _tables(url):

@@ -9,30 +9,12 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 
 import pytest
 import sqlalchemy as sa
 
 from nailgun_host.db import make_engine, migration
 from nailgun_host.extensions import get_all_extensions
-
-
-@pytest.fixture
-def fresh_url(db_url, tmp_path):
-    """A brand-new, empty database of the suite's kind, with its password in the URL on PostgreSQL."""
-    url = sa.make_url(db_url)
-    if url.get_backend_name() == "sqlite":
-        yield "sqlite:///" + str(tmp_path / "fresh.db")
-        return
-    name = "nailgun_syncdb_" + uuid.uuid4().hex[:8]
-    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(sa.text('CREATE DATABASE "{0}"'.format(name)))
-    yield url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as connection:
-        connection.execute(sa.text('DROP DATABASE "{0}" WITH (FORCE)'.format(name)))
-    admin.dispose()
 
 
 def _environ(tmp_path):
@@ -59,27 +41,27 @@ def _parts():
     return parts
 
 
-def test_syncdb_names_the_database_it_migrates_without_its_password(fresh_url, tmp_path):
-    result = _syncdb(fresh_url, tmp_path)
+def test_syncdb_names_the_database_it_migrates_without_its_password(empty_db_url, tmp_path):
+    result = _syncdb(empty_db_url, tmp_path)
     assert result.returncode == 0, result.stderr
-    url = sa.make_url(fresh_url)
+    url = sa.make_url(empty_db_url)
     assert result.stdout.splitlines()[0] == "database: " + url.render_as_string(hide_password=True)
     if url.password:
         assert ":{0}@".format(url.password) not in result.stdout + result.stderr
 
 
-def test_status_reports_each_part_and_whether_it_is_the_head(fresh_url, tmp_path):
+def test_status_reports_each_part_and_whether_it_is_the_head(empty_db_url, tmp_path):
     parts = _parts()
     assert {"core", "cluster_upgrade", "configdb"} <= set(parts)
-    if sa.make_url(fresh_url).get_backend_name() == "sqlite":
-        open(sa.make_url(fresh_url).database, "w").close()  # an empty database (without a file: no database)
-    empty = _syncdb(fresh_url, tmp_path, "--status")
+    if sa.make_url(empty_db_url).get_backend_name() == "sqlite":
+        open(sa.make_url(empty_db_url).database, "w").close()  # an empty database (without a file: no database)
+    empty = _syncdb(empty_db_url, tmp_path, "--status")
     assert empty.returncode == 1, empty.stderr
     assert empty.stdout.splitlines()[1:] == [
         "{0}: no revision (not the head {1}: run nailgun-syncdb)".format(name, ", ".join(heads))
         for name, heads in parts.items()]
-    assert _syncdb(fresh_url, tmp_path).returncode == 0
-    migrated = _syncdb(fresh_url, tmp_path, "--status")
+    assert _syncdb(empty_db_url, tmp_path).returncode == 0
+    migrated = _syncdb(empty_db_url, tmp_path, "--status")
     assert migrated.returncode == 0, migrated.stderr
     assert migrated.stdout.splitlines()[1:] == [
         "{0}: {1} (head)".format(name, ", ".join(heads)) for name, heads in parts.items()]
@@ -94,29 +76,29 @@ def test_status_without_a_sqlite_file_creates_nothing(tmp_path):
     assert not (tmp_path / "var").exists()
 
 
-def test_syncdb_says_which_revisions_it_ran(fresh_url, tmp_path):
+def test_syncdb_says_which_revisions_it_ran(empty_db_url, tmp_path):
     """One line per part it moved, from -> to (alembic's own lines are held at WARNING in the API's log)."""
     parts = _parts()
-    first = _syncdb(fresh_url, tmp_path)
+    first = _syncdb(empty_db_url, tmp_path)
     assert first.returncode == 0, first.stderr
     moved = [line for line in first.stderr.splitlines() if line.startswith("migrated ")]
     assert moved == ["migrated {0}: no revision -> {1}".format(name, ", ".join(heads))
                      for name, heads in parts.items()], first.stderr
-    again = _syncdb(fresh_url, tmp_path)
+    again = _syncdb(empty_db_url, tmp_path)
     assert again.returncode == 0, again.stderr
     assert not [line for line in again.stderr.splitlines() if line.startswith("migrated ")], again.stderr
 
 
 @pytest.mark.parametrize("part", ["core", "configdb"])
-def test_a_database_newer_than_the_code_is_refused_in_one_line(fresh_url, tmp_path, part):
-    assert _syncdb(fresh_url, tmp_path).returncode == 0
+def test_a_database_newer_than_the_code_is_refused_in_one_line(empty_db_url, tmp_path, part):
+    assert _syncdb(empty_db_url, tmp_path).returncode == 0
     version_table = "alembic_version" if part == "core" else "{0}_alembic_version".format(part)
-    engine = make_engine(fresh_url)
+    engine = make_engine(empty_db_url)
     with engine.begin() as connection:
         connection.execute(sa.text("UPDATE {0} SET version_num = 'x999'".format(version_table)))
     engine.dispose()
     for script, args in [("syncdb", []), ("serve", ["--port", "1"]), ("serve", ["--no-migrate", "--port", "1"])]:
-        result = subprocess.run(_command(script, fresh_url, *args), env=_environ(tmp_path),
+        result = subprocess.run(_command(script, empty_db_url, *args), env=_environ(tmp_path),
                                 capture_output=True, text=True)
         assert result.returncode == 1, (script, args, result.stderr)
         errors = [line for line in result.stderr.splitlines() if "error" in line]
@@ -125,20 +107,20 @@ def test_a_database_newer_than_the_code_is_refused_in_one_line(fresh_url, tmp_pa
             "x999, which fuel-nailgun-extensions 1.0.0 does not know; install the version that migrated it (or "
             "restore the backup taken before)".format(
                 "syncdb" if script == "syncdb" else "api",
-                sa.make_url(fresh_url).render_as_string(hide_password=True), part)], result.stderr
+                sa.make_url(empty_db_url).render_as_string(hide_password=True), part)], result.stderr
         assert "Traceback" not in result.stderr
-    status = _syncdb(fresh_url, tmp_path, "--status")
+    status = _syncdb(empty_db_url, tmp_path, "--status")
     assert status.returncode == 1
     assert "{0}: x999 (unknown to this code: the database is newer)".format(part) in status.stdout.splitlines()
-    engine = make_engine(fresh_url)
+    engine = make_engine(empty_db_url)
     with engine.connect() as connection:  # nothing was migrated over it
         assert connection.execute(sa.text("SELECT version_num FROM " + version_table)).scalar() == "x999"
     engine.dispose()
 
 
-def test_the_health_route_names_the_newer_parts(fresh_url):
-    migration.syncdb(fresh_url)
-    engine = make_engine(fresh_url)
+def test_the_health_route_names_the_newer_parts(empty_db_url):
+    migration.syncdb(empty_db_url)
+    engine = make_engine(empty_db_url)
     with engine.begin() as connection:
         connection.execute(sa.text("UPDATE configdb_alembic_version SET version_num = 'x999'"))
     try:
@@ -175,15 +157,15 @@ class _HeldLock:
             self.file.close()
 
 
-def test_two_syncdbs_at_once_wait_for_each_other(fresh_url, tmp_path):
+def test_two_syncdbs_at_once_wait_for_each_other(empty_db_url, tmp_path):
     """Both wait while the lock is held; released, they run one after the other and both succeed
     on an empty database (at the same time, one would fail creating the tables the other creates)."""
     logs = [tmp_path / "syncdb-{0}.log".format(n) for n in (1, 2)]
-    with _HeldLock(fresh_url):
+    with _HeldLock(empty_db_url):
         processes = []
         for log in logs:
             with open(log, "w") as stream:
-                processes.append(subprocess.Popen(_command("syncdb", fresh_url), env=_environ(tmp_path),
+                processes.append(subprocess.Popen(_command("syncdb", empty_db_url), env=_environ(tmp_path),
                                                   stdout=stream, stderr=subprocess.STDOUT, text=True))
         deadline = time.monotonic() + 60
         while not all("Waiting for another nailgun-syncdb" in log.read_text() for log in logs):
@@ -196,4 +178,4 @@ def test_two_syncdbs_at_once_wait_for_each_other(fresh_url, tmp_path):
     outputs = [log.read_text() for log in logs]
     # exactly one of them migrated; the other found the database at head
     assert sorted("Running upgrade" in output for output in outputs) == [False, True], outputs
-    assert migration.behind(migration.read_status(fresh_url)) == []
+    assert migration.behind(migration.read_status(empty_db_url)) == []

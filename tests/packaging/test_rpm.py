@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -339,19 +338,11 @@ def test_srpm_carries_the_spec_and_the_sdist(rpm):
 
 
 @pytest.fixture
-def postgresql_database(db_url):
+def postgresql_database(db_url, request):
     """A fresh PostgreSQL database (the unit serves PostgreSQL); its URL with the password."""
-    url = sa.make_url(db_url)
-    if url.get_backend_name() != "postgresql":
+    if sa.make_url(db_url).get_backend_name() != "postgresql":
         pytest.skip("the packaged service runs on PostgreSQL: set NAILGUN_TEST_DB_URL (run_tests.sh does)")
-    name = "nailgun_rpm_" + uuid.uuid4().hex[:8]
-    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(sa.text('CREATE DATABASE "{0}"'.format(name)))
-    yield url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as connection:
-        connection.execute(sa.text('DROP DATABASE "{0}" WITH (FORCE)'.format(name)))
-    admin.dispose()
+    return request.getfixturevalue("empty_db_url")
 
 
 def _in_root(root, settings_text):
