@@ -13,6 +13,7 @@ logged as the mask; SQLAlchemy (statements and their parameters) is held at WARN
 and so is alembic.
 """
 import contextvars
+import functools
 import logging
 import logging.handlers
 import os
@@ -87,7 +88,13 @@ def shown_query(query_string):
     """The query string as logged (decoded, escaped): the values of parameters named like secrets are the mask."""
     if not query_string:
         return ""
-    secret = classify.name_matcher(secrets.patterns())
+    return _shown_query(query_string, secrets.patterns())
+
+
+@functools.lru_cache(maxsize=1024)
+def _shown_query(query_string, patterns):
+    """``shown_query`` for ``patterns``: remembered, as the same few queries come on every hot read."""
+    secret = classify.name_matcher(patterns)
     pairs = urllib.parse.parse_qsl(query_string, keep_blank_values=True)
     return _printable("?" + "&".join(
         "{0}={1}".format(name, masking.MASK if secret(name) else value) if value else name for name, value in pairs))
@@ -131,10 +138,11 @@ class RequestLog:
         level = logging.ERROR if code >= 500 else logging.INFO
         if LOG.isEnabledFor(level):
             identity = environ.get(auth.ENVIRON_KEY)
-            LOG.log(level, '%s "%s %s%s" %s %.2f ms %s', environ.get("REMOTE_ADDR", "-"),
-                    _printable(environ.get("REQUEST_METHOD", "-")),
-                    _printable(environ.get("PATH_INFO", ""), "latin-1"), shown_query(environ.get("QUERY_STRING", "")),
-                    status, seconds * 1000.0, _printable(identity.name) if identity is not None else "-")
+            # a record made here, not by LOG.log, which would walk the stack for a caller the format never shows
+            LOG.handle(LOG.makeRecord(LOG.name, level, __file__, 0, '%s "%s %s%s" %s %.2f ms %s', (
+                environ.get("REMOTE_ADDR", "-"), _printable(environ.get("REQUEST_METHOD", "-")),
+                _printable(environ.get("PATH_INFO", ""), "latin-1"), shown_query(environ.get("QUERY_STRING", "")),
+                status, seconds * 1000.0, _printable(identity.name) if identity is not None else "-"), None))
 
 
 class _LoggedBody:
