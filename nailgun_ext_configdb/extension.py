@@ -5,6 +5,7 @@ import sqlalchemy as sa
 
 import nailgun_host
 from nailgun_host import errors
+from nailgun_host.api.base import bound_by_patch_policy
 from nailgun_host.db import db
 from nailgun_host.db.models import Node
 from nailgun_host.extensions import BaseExtension, SettingsError
@@ -105,7 +106,7 @@ class ConfigDBExtension(BaseExtension):
 
     @classmethod
     def on_session_deploy(cls, session, changes):
-        return staging.deploy(session, changes, session.owner)
+        return staging.deploy(session, changes, session.owner, bound=bound_by_patch_policy())
 
     @classmethod
     def session_diff(cls, session, change, masked):

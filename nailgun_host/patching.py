@@ -30,6 +30,7 @@ import jsonpatch
 import jsonpointer
 
 from nailgun_host import errors
+from nailgun_host.settings import settings
 from nailgun_host.validation import MAX_DEPTH, validate_schema
 
 OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
@@ -64,8 +65,25 @@ def _parts(text, member, index, operation):
                                  [_where(index, operation)])
 
 
+def max_operations():
+    """How many operations one patch may hold (``PATCH.max_operations``)."""
+    return int(settings["PATCH"]["max_operations"])
+
+
+def check_size(patch):
+    """400 when ``patch`` holds more operations than ``PATCH.max_operations``: checked before anything
+    else, so a huge patch costs neither its checks nor its application under the writer's lock."""
+    limit = max_operations()
+    if isinstance(patch, list) and len(patch) > limit:
+        raise errors.InvalidData("A patch may hold at most {0} operations (PATCH.max_operations); this one holds "
+                                 "{1}".format(limit, len(patch)))
+    return patch
+
+
 def check_operations(patch):
-    """400 unless ``patch`` is a well-formed RFC 6902 document (see the module)."""
+    """400 unless ``patch`` is a well-formed RFC 6902 document (see the module) of at most
+    ``PATCH.max_operations`` operations."""
+    check_size(patch)
     validate_schema(patch, SCHEMA)
     for index, operation in enumerate(patch):
         op, path = operation["op"], operation["path"]
@@ -157,6 +175,170 @@ def check_policy(patch, policy, default=OPERATIONS):
         first = refused[0]
         raise errors.NotAllowed("Operation '{0}' is not allowed on '{1}'; allowed operations: {2}".format(
             first["op"], first["path"], ", ".join(first["allowed"]) or "none"), refused)
+
+
+# -- what a write changes ----------------------------------------------------------------------
+#
+# A write of any kind (a patch, a whole new document, a keys operation, a revert, a session's
+# deploy) is judged by its effect, the stored document against the new one, so that no other
+# route to the same change escapes the policy:
+#
+# 1. the diff's own locations (``changes``: where a value appears, disappears, or a leaf or the
+#    kind of a value changes; an object or a list that keeps its kind changes only within) are
+#    each judged by the deepest location, itself or above it, that a pattern matches: by the
+#    operation itself there, or as a ``replace`` of the protected value it changes within; by the
+#    default where no pattern matches it or anything above it;
+# 2. a location inside a value that appears, disappears or changes kind is judged by the pattern
+#    that matches it, if any, for what happens to it: ``add`` if it appears, ``remove`` if it
+#    disappears, ``replace`` if it holds another value (``/keystone`` replaced by a value without
+#    ``admin_token`` removes ``/keystone/admin_token``).
+#
+# Whatever a write changes where a pattern protects it is thereby judged by that pattern.
+
+MAX_REFUSED = 100
+_ABSENT = object()
+
+
+class _Rules:
+    """A policy's patterns, read once for a whole judgement."""
+
+    def __init__(self, policy, default):
+        self.patterns = [(_pattern(pattern), tuple(operations)) for pattern, operations in policy.items()]
+        self.default = tuple(default)
+
+    def deciding(self, parts):
+        """The operations of the most specific pattern matching ``parts``, None when none does."""
+        best, result = None, None
+        for segments, operations in self.patterns:
+            if _match(segments, parts) and (best is None or _specificity(segments) > best):
+                best, result = _specificity(segments), operations
+        return result
+
+    def reaches_below(self, parts):
+        """Whether a pattern may match a location strictly below ``parts``."""
+        return any(_extends(segments, parts) for segments, _ in self.patterns)
+
+
+def _extends(segments, parts):
+    if not parts:
+        return bool(segments)
+    if not segments:
+        return False
+    if segments[0] == "**":
+        return True
+    return segments[0] in ("*", parts[0]) and _extends(segments[1:], parts[1:])
+
+
+def _same(first, second):
+    """JSON equality (``_json_equal``), Python's ``==`` in C answering first when it says they differ."""
+    return first == second and _json_equal(first, second)
+
+
+def _children(value):
+    if isinstance(value, dict):
+        return value.items()
+    if isinstance(value, list):
+        return ((str(index), item) for index, item in enumerate(value))
+    return ()
+
+
+def _member(value, token):
+    if isinstance(value, dict):
+        return value.get(token, _ABSENT)
+    if isinstance(value, list) and _INDEX.match(token) and int(token) < len(value):
+        return value[int(token)]
+    return _ABSENT
+
+
+def _fate(before, after):
+    """What happens at a location holding ``before`` and then ``after`` (either ``_ABSENT``)."""
+    if before is _ABSENT:
+        return None if after is _ABSENT else "add"
+    if after is _ABSENT:
+        return "remove"
+    return None if _same(before, after) else "replace"
+
+
+def changes(before, after):
+    """``(operation, parts)`` of the locations where ``after`` differs from ``before``, as deep as both
+    hold an object (or a list) there: a value added, removed, or replaced by another (a leaf, or a value
+    of another kind). Lists are compared position by position."""
+    found, stack = [], [(before, after, ())]
+    while stack:
+        old, new, where = stack.pop()
+        kinds = type(old), type(new)
+        if kinds in ((dict, dict), (list, list)):
+            tokens = list(old) + [key for key in new if key not in old] if kinds[0] is dict else [
+                str(index) for index in range(max(len(old), len(new)))]
+            for token in reversed(tokens):
+                first, second = _member(old, token), _member(new, token)
+                if first is _ABSENT or second is _ABSENT or not _same(first, second):
+                    stack.append((first, second, where + (token,)))
+            continue
+        operation = _fate(old, new)
+        if operation is not None:
+            found.append((operation, where))
+    return found
+
+
+def _inside(before, after, parts, rules, judge):
+    """Rule 2 for the locations strictly inside ``parts``, walked only where a pattern may match."""
+    stack = [(before, after, parts)]
+    while stack:
+        old, new, where = stack.pop()
+        if not rules.reaches_below(where):
+            continue
+        tokens = dict.fromkeys([token for token, _ in _children(old)] + [token for token, _ in _children(new)])
+        for token in tokens:
+            first, second, inner = _member(old, token), _member(new, token), where + (token,)
+            operations = rules.deciding(inner)
+            operation = _fate(first, second)
+            if operations is not None and operation is not None:
+                judge(operation, inner, operations)
+            stack.append((first, second, inner))
+
+
+def refused_changes(before, after, policy, default=OPERATIONS):
+    """``[{"op", "path", "allowed"}]`` of what the write ``before`` -> ``after`` changes where ``policy`` does
+    not allow it (see above); at most MAX_REFUSED."""
+    rules = _Rules(policy, default)
+    if not rules.patterns and {"add", "remove", "replace"} <= set(rules.default):
+        return []
+    refused = {}
+
+    def judge(operation, parts, operations):
+        if operation not in operations and len(refused) < MAX_REFUSED:
+            path = _pointer(list(parts))
+            refused.setdefault((operation, path), {"op": operation, "path": path, "allowed": list(operations)})
+
+    for operation, parts in changes(before, after):
+        for depth in range(len(parts), -1, -1):
+            operations = rules.deciding(parts[:depth])
+            if operations is not None:
+                judge(operation if depth == len(parts) else "replace", parts[:depth], operations)
+                break
+        else:
+            judge(operation, parts, rules.default)
+        _inside(_locate_or_absent(before, parts), _locate_or_absent(after, parts), parts, rules, judge)
+    return list(refused.values())
+
+
+def _locate_or_absent(document, parts):
+    for token in parts:
+        document = _member(document, token)
+        if document is _ABSENT:
+            break
+    return document
+
+
+def check_change(before, after, policy, default=OPERATIONS):
+    """403 listing ``{"op", "path", "allowed"}`` for what ``before`` -> ``after`` changes where ``policy``
+    does not allow it."""
+    refused = refused_changes(before, after, policy, default)
+    if refused:
+        first = refused[0]
+        raise errors.NotAllowed("The change would {0} '{1}', where the patch policy allows {2}".format(
+            first["op"], first["path"], ", ".join(first["allowed"]) or "nothing"), refused)
 
 
 # -- applying ----------------------------------------------------------------------------------

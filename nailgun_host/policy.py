@@ -31,6 +31,7 @@ ACT_FOR_OTHERS = "nailgun:act_for_others"
 READ_SECRETS = "nailgun:read_secrets"
 CHANGE_SECRETS = "nailgun:change_secrets"
 READ_STATS = "nailgun:read_stats"
+BYPASS_PATCH_POLICY = "nailgun:bypass_patch_policy"
 
 RULES = (
     policy.RuleDefault("admin_required", "role:admin", description="The cloud's administrators."),
@@ -47,6 +48,9 @@ RULES = (
                        description="Change what is secret: a resource definition's content (its schema marks "
                                    "secrets and constrains them), or a write that would turn a secret value into a "
                                    "plain one (a password field's type, a release's defaults)."),
+    policy.RuleDefault(BYPASS_PATCH_POLICY, "rule:admin_required",
+                       description="Write ConfigDB documents unbound by their resource definition's x-patch-policy "
+                                   "(whoever may change a definition's content may change its policy anyway)."),
     policy.RuleDefault(READ_STATS, "rule:admin_required or role:monitoring",
                        description="Read the request statistics (GET /stats, /metrics): who sent how many requests. "
                                    "monitoring: a scraper's role, which reads nothing else."),

@@ -48,6 +48,10 @@ DEFAULTS = {
         "direct_model_patch": True,  # False: a model PATCH needs X-Configuration-Session (seed 000)
         "max_documents": 1000,  # documents one session may stage
     },
+    # RFC 6902 patches (the environment model, ConfigDB documents): nailgun_host.patching
+    "PATCH": {
+        "max_operations": 1000,  # operations one patch may hold; more is a 400
+    },
     # the change feed: README "Change feed"; nailgun_host.notify
     "FEED": {
         "max_wait": 60,  # the longest ?wait= in seconds

@@ -21,7 +21,8 @@ import web
 
 from nailgun_host import errors
 from nailgun_host.api import config_sessions
-from nailgun_host.api.base import MASKED_HEADER, author, flag_param, id_param, query, sees_secrets, set_status
+from nailgun_host.api.base import (MASKED_HEADER, author, bound_by_patch_policy, flag_param, id_param, query,
+                                   sees_secrets, set_status)
 from nailgun_host.validation import parse_id
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
@@ -68,7 +69,7 @@ class Target:
         None (nothing changed)."""
         if self.session is not None:
             return staging.stage(self.session, self.environment, self.resource, self.path, self.kind, data,
-                                 document)
+                                 document, bound=bound_by_patch_policy())
         return self.write(data, document)
 
     def edited(self, document):
@@ -89,8 +90,12 @@ class Target:
         return {"message": "Use the resource id: {0}".format(location), "errors": []}
 
     def write(self, data, document):
-        """Store ``data`` where it addresses; the mask at a secret leaf keeps the stored value."""
-        data = secrets.unmask(self.resource, data, document.data if document is not None else {})
+        """Store ``data`` where it addresses; the mask at a secret leaf keeps the stored value. What it
+        changes must be what the definition's patch policy allows, for whom it binds."""
+        stored = document.data if document is not None else {}
+        data = secrets.unmask(self.resource, data, stored)
+        if bound_by_patch_policy():
+            json_patch.check_change(self.resource, stored, data)
         if self.kind == VALUES:
             resource_definition.validate_values(self.resource, data)
         return document_obj.write(self.environment, self.resource, self.path, self.kind, data, author(),
@@ -227,7 +232,7 @@ class ConfigDocumentHandler(ConfigHandler):
         seen = target.data(document)
         if not sees_secrets():
             seen = secrets.masked(seen, secrets.of(target.resource, seen))
-        patched = json_patch.apply(target.resource, seen, patch)
+        patched = json_patch.apply(target.resource, seen, patch, bound=bound_by_patch_policy())
         if target.session is not None:  # masks it left alone stay masks in the session
             patched = staging.keep_staged(target.session, target.resource, target.path, target.kind, patched)
         target.save(patched, document)

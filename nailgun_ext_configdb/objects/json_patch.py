@@ -6,6 +6,10 @@ and what is allowed elsewhere: ``"x-patch-default": "allow"`` (the default: ever
 ``"deny"``. ``test`` is always allowed: it changes nothing, and a client needs it for
 compare-and-swap. Checking and applying are the host's (``nailgun_host.patching``), so a bad
 patch gets the same answer here as on the environment model.
+
+The policy binds every identity but those ``nailgun:bypass_patch_policy`` allows (admin), and every
+write: what a write changes is judged (``check_change``), whatever route it takes; a plain patch's
+operations are checked each on its own path first, with the answers the policy has always given.
 """
 from nailgun_host import errors, patching
 
@@ -37,14 +41,30 @@ def policy(resource):
         raise errors.Conflict("Resource definition {0} cannot be patched: {1}".format(resource.id, exc.message))
 
 
-def apply(resource, document, patch):
+def apply(resource, document, patch, bound=True):
     """``document`` (as the client sees it) patched: 400 for a malformed patch, 403 where the policy
-    refuses an operation, then the host's mapping of what does not apply (404, 409); 400 unless the
-    result is an object, as every document is (a PUT's body must be one too)."""
+    refuses an operation (for an identity it ``bound`` s), then the host's mapping of what does not
+    apply (404, 409); 400 unless the result is an object, as every document is (a PUT's body must be
+    one too). What the result changes is judged when it is written (``check_change``)."""
     patching.check_operations(patch)
-    allowed, default = policy(resource)
-    patching.check_policy(patch, allowed, default)
+    if bound:
+        allowed, default = policy(resource)
+        patching.check_policy(patch, allowed, default)
     patched = patching.apply(document, patch)
     if not isinstance(patched, dict):
         raise errors.InvalidData("The patch must leave the document a JSON object")
     return patched
+
+
+def check_change(resource, stored, new):
+    """403 naming the definition's policy and what it refuses in the write ``stored`` -> ``new`` (both
+    clear: the mask written back keeps the stored value, so it changes nothing), judged by its effect
+    (``nailgun_host.patching.refused_changes``): the same for a patch, a PUT, keys, a revert and a
+    session's deploy."""
+    allowed, default = policy(resource)
+    refused = patching.refused_changes(stored, new, allowed, default)
+    if refused:
+        first = refused[0]
+        raise errors.NotAllowed("This write would {0} '{1}': the {2} of resource definition {3} allows {4} "
+                                "there".format(first["op"], first["path"], POLICY, resource.id,
+                                               ", ".join(first["allowed"]) or "nothing"), refused)

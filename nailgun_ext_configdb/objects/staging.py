@@ -24,7 +24,7 @@ from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import VALUES, DocumentVersion, Environment
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment as environment_obj
-from nailgun_ext_configdb.objects import json_values, levels, resource_definition, secrets
+from nailgun_ext_configdb.objects import json_patch, json_values, levels, resource_definition, secrets
 
 #: the name the host files ConfigDB's staged documents under (the extension's name)
 EXTENSION = "configdb"
@@ -124,11 +124,13 @@ class StagedDocumentChanged(errors.Conflict):
     """409: the document a session stages changed since it was first staged."""
 
 
-def stage(session, environment, resource, level_path, kind, data, document):
+def stage(session, environment, resource, level_path, kind, data, document, bound=True):
     """Stage ``data`` (as sent: masks kept) as the new document; None when equal to the stored one (any
     earlier staging of it is dropped). The caller holds the environment's row lock and has checked
     If-Match against the staged view; 409 (the session turns invalid, committed alone) when the
-    stored document changed since this session first staged it.
+    stored document changed since this session first staged it; 403 when what the session would then
+    change in the stored document is not what the definition's patch policy allows (``bound``: the
+    writer is held to it).
     """
     name = key(resource.id, level_path, kind)
     change = config_session.staged(session, EXTENSION, name)
@@ -143,6 +145,8 @@ def stage(session, environment, resource, level_path, kind, data, document):
     stored = document.data if document is not None else {}
     data = json_values.stored_form(check_storable(data))
     result = secrets.unmask(resource, data, stored)  # a mask with nothing stored to keep: 400 now
+    if bound:
+        json_patch.check_change(resource, stored, result)
     if kind == VALUES:
         resource_definition.validate_values(resource, result)
     if json_values.json_equal(result, stored):
@@ -202,10 +206,11 @@ def lock(session):
     return db.scalars(statement).first()
 
 
-def deploy(session, changes, author):
+def deploy(session, changes, author, bound=True):
     """Write every staged document of ``changes`` (checked by ``conflicts`` first) as a new version;
     all of them share one new revision of their environment. The history entries, one per document
-    that changed. A document that no longer validates raises (the request rolls back whole)."""
+    that changed. A document that no longer validates, or whose change the definition's patch policy
+    (as it is now, for a deployer it ``bound`` s) refuses, raises (the request rolls back whole)."""
     entries, revisions = [], {}
     for change in changes:
         environment, resource, level_path, kind, document = _target(change)
@@ -215,6 +220,8 @@ def deploy(session, changes, author):
         stored = document.data if document is not None else {}
         try:
             data = secrets.unmask(resource, change.data, stored)
+            if bound:
+                json_patch.check_change(resource, stored, data)
             if kind == VALUES:
                 resource_definition.validate_values(resource, data)
         except errors.NailgunError as exc:

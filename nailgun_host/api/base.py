@@ -204,6 +204,12 @@ def sees_secrets():
     return decided
 
 
+def bound_by_patch_policy():
+    """Whether the request's identity is held to the patch policies of ConfigDB's resource definitions
+    (everyone but whom ``nailgun:bypass_patch_policy`` allows)."""
+    return not policy.allowed(policy.BYPASS_PATCH_POLICY, identity())
+
+
 def authorize_changing_secrets():
     """403 naming ``nailgun:change_secrets`` unless the request's identity may change what is secret
     (a write that would declassify stored secrets, or constrain them into an oracle)."""
