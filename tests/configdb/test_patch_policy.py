@@ -1,0 +1,201 @@
+"""A definition's x-patch-policy holds whatever route a write takes (issue 24): the patch forms that reach a
+protected key through its parent or the root, a PUT, keys/set, keys/delete, a revert and a session's deploy
+are each refused (403 naming the policy) and change nothing; an unchanged protected key is no change;
+admins (``nailgun:bypass_patch_policy``) are not bound.
+"""
+import base64
+import copy
+import json
+
+import pytest
+import webtest
+
+from nailgun_host.app import build_wsgi
+from nailgun_host.secrets.masking import MASK
+from nailgun_host.settings import settings
+from tests.auth import write_users_file
+from tests.configdb.conftest import API
+
+USERS = {"member": ("member-pw", ["member"]), "admin": ("admin-pw", ["admin"])}
+PATCH_TYPE = "application/json-patch+json"
+HEADER = "X-Configuration-Session"
+#: ``admin_token`` may be replaced, never removed nor added; ``/locked`` not touched at all
+POLICY = {"/keystone/admin_token": ["replace"], "/locked": []}
+START = {"keystone": {"admin_token": "t0", "workers": 2}, "other": {"workers": 3}, "locked": {"a": 1},
+         "db": {"password": "s3cret"}}
+
+
+def auth(user):
+    token = base64.b64encode("{0}:{1}".format(user, USERS[user][0]).encode()).decode()
+    return {"Authorization": "Basic " + token}
+
+
+@pytest.fixture
+def app(migrated_db, tmp_path):
+    saved = copy.deepcopy(dict(settings))
+    settings.reload(overrides={"AUTH": {"method": "local", "users_file": write_users_file(
+        str(tmp_path / "users.yaml"), USERS)}})
+    yield webtest.TestApp(build_wsgi())
+    settings.clear()
+    settings.update(saved)
+
+
+class Document:
+    """Values of resource ``keystone`` (x-patch-policy POLICY) in environment 1, stored by admin as START."""
+
+    def __init__(self, app):
+        self.app = app
+        component = app.post_json(API + "/components", {"name": "c", "resource_definitions": [
+            {"name": "keystone", "content": {"x-patch-policy": POLICY}}]}, headers=auth("admin"), status=201).json
+        self.rid = component["resource_definitions"][0]["id"]
+        app.post_json(API + "/environments", {"components": ["c"], "hierarchy_levels": []}, headers=auth("admin"),
+                      status=201)
+        self.url = "{0}/environments/1/resources/{1}/values".format(API, self.rid)
+        self.put(START, "admin")
+
+    def get(self):
+        return self.app.get(self.url, headers=auth("admin")).json
+
+    def versions(self):
+        return len(self.app.get(self.url + "/history", headers=auth("admin")).json)
+
+    def patch(self, ops, user="member", status=204, headers=None):
+        return self.app.patch(self.url, json.dumps(ops), status=status,
+                              headers=dict(auth(user), **{"Content-Type": PATCH_TYPE}, **(headers or {})))
+
+    def put(self, data, user="member", status=204, headers=None):
+        return self.app.put_json(self.url, data, headers=dict(auth(user), **(headers or {})), status=status)
+
+    def keys(self, operation, paths, user="member", status=204, headers=None):
+        return self.app.patch_json(self.url + "/keys/" + operation, paths, headers=dict(auth(user), **(headers or {})),
+                                   status=status)
+
+    def revert(self, version, user="member", status=201, headers=None):
+        return self.app.post_json(self.url + "/revert", {"version": version},
+                                  headers=dict(auth(user), **(headers or {})), status=status)
+
+    def session(self, user="member"):
+        return self.app.post_json(API + "/environments/1/configure", {}, headers=auth(user)).json["id"]
+
+    def deploy(self, sid, user="member", status=200):
+        return self.app.post(API + "/environments/1/sessions/{0}/deploy".format(sid), headers=auth(user),
+                             status=status)
+
+
+@pytest.fixture
+def document(app):
+    return Document(app)
+
+
+def assert_refused(answer, document, versions=1, op="remove", path="/keystone/admin_token"):
+    assert answer.status_int == 403
+    assert "x-patch-policy of resource definition {0}".format(document.rid) in answer.json["message"]
+    assert {"op": op, "path": path} in [{"op": e["op"], "path": e["path"]} for e in answer.json["errors"]]
+    assert document.get() == START and document.versions() == versions
+
+
+WITHOUT_TOKEN = {"workers": 2}
+#: the issue's seven forms: each removes /keystone/admin_token through another path than its own
+SEVEN_FORMS = {
+    "remove the parent": [{"op": "remove", "path": "/keystone"}],
+    "replace the parent": [{"op": "replace", "path": "/keystone", "value": WITHOUT_TOKEN}],
+    "add over the parent": [{"op": "add", "path": "/keystone", "value": WITHOUT_TOKEN}],
+    "replace the root": [{"op": "replace", "path": "", "value": dict(START, keystone=WITHOUT_TOKEN)}],
+    "add over the root": [{"op": "add", "path": "", "value": dict(START, keystone=WITHOUT_TOKEN)}],
+    "move onto the parent": [{"op": "move", "from": "/other", "path": "/keystone"}],
+    "copy onto the parent": [{"op": "copy", "from": "/other", "path": "/keystone"}],
+}
+
+
+@pytest.mark.parametrize("ops", SEVEN_FORMS.values(), ids=list(SEVEN_FORMS))
+def test_the_seven_patch_forms_are_refused_and_change_nothing(document, ops):
+    assert_refused(document.patch(ops, status="*"), document)
+
+
+@pytest.mark.parametrize("ops", SEVEN_FORMS.values(), ids=list(SEVEN_FORMS))
+def test_an_admin_is_not_bound(document, ops):
+    document.patch(ops, user="admin")
+    assert "admin_token" not in document.get().get("keystone", {})
+
+
+def test_a_put_keys_and_a_revert_are_refused_alike(document):
+    assert_refused(document.put(dict(START, keystone=WITHOUT_TOKEN), status="*"), document)
+    assert_refused(document.keys("delete", [["keystone", "admin_token"]], status="*"), document)
+    assert_refused(document.keys("set", [["keystone", WITHOUT_TOKEN]], status="*"), document)
+    assert_refused(document.keys("set", [["locked", "b", 1]], status="*"), document, op="replace", path="/locked")
+    # a version without the token, stored by admin, cannot be reverted to by a member
+    document.put(dict(START, keystone=WITHOUT_TOKEN), user="admin")
+    document.put(START, user="admin")
+    versions = document.versions()
+    answer = document.revert(2, status="*")
+    assert answer.status_int == 403 and document.get() == START and document.versions() == versions
+    document.revert(2, user="admin")
+
+
+def test_what_leaves_a_protected_key_as_it_was_or_changes_it_as_allowed_passes(document):
+    document.patch([{"op": "replace", "path": "/keystone", "value": {"admin_token": "t0", "workers": 5}}])
+    document.put(dict(document.get(), other={"workers": 9}))
+    document.patch([{"op": "add", "path": "/keystone", "value": {"admin_token": "t1"}}])  # a replace of the token
+    document.keys("set", [["keystone", "admin_token", "t2"]])
+    assert document.get() == dict(START, keystone={"admin_token": "t2"}, other={"workers": 9})
+    # an add of the token where it is not: refused as the policy says (it allows replace only)
+    document.put(dict(START, keystone=WITHOUT_TOKEN), user="admin")
+    document.keys("set", [["keystone", "admin_token", "t3"]], status=403)
+
+
+def test_a_first_put_adds_every_path(app):
+    """A document that does not exist yet is created by adding all it holds: a member cannot create the
+    protected keys the policy lets only be replaced; an admin can."""
+    document = Document(app)
+    app.post_json(API + "/environments", {"components": ["c"], "hierarchy_levels": []}, headers=auth("admin"),
+                  status=201)
+    other = document.url.replace("environments/1", "environments/2")
+    answer = app.put_json(other, {"keystone": {"admin_token": "x"}}, headers=auth("member"), status=403).json
+    assert answer["errors"] == [{"op": "add", "path": "/keystone/admin_token", "allowed": ["replace", "test"]}]
+    app.put_json(other, {"keystone": {"workers": 1}}, headers=auth("member"), status=204)
+    app.put_json(other, {"keystone": {"admin_token": "x"}}, headers=auth("admin"), status=204)
+
+
+def test_masked_secrets_are_judged_by_their_stored_values(app, tmp_path):
+    """A member reads ``db.password`` masked; writing the mask back keeps the stored value: no change, not
+    refused even where the policy protects it; another value is a replace it refuses."""
+    component = app.post_json(API + "/components", {"name": "c", "resource_definitions": [
+        {"name": "db", "content": {"x-patch-policy": {"/db/password": []}}}]}, headers=auth("admin"),
+        status=201).json
+    app.post_json(API + "/environments", {"components": ["c"], "hierarchy_levels": []}, headers=auth("admin"))
+    url = "{0}/environments/1/resources/{1}/values".format(API, component["resource_definitions"][0]["id"])
+    app.put_json(url, {"db": {"password": "s3cret", "port": 1}}, headers=auth("admin"), status=204)
+    seen = app.get(url, headers=auth("member")).json
+    assert seen["db"]["password"] == MASK
+    app.put_json(url, dict(seen, db=dict(seen["db"], port=2)), headers=auth("member"), status=204)
+    app.patch(url, json.dumps([{"op": "replace", "path": "/db", "value": {"password": MASK, "port": 3}}]),
+              headers=dict(auth("member"), **{"Content-Type": PATCH_TYPE}), status=204)
+    app.put_json(url, {"db": {"password": "other", "port": 3}}, headers=auth("member"), status=403)
+    assert app.get(url, headers=auth("admin")).json == {"db": {"password": "s3cret", "port": 3}}
+
+
+def test_a_session_is_refused_when_staging_and_when_deploying(document):
+    sid = document.session()
+    hdr = {HEADER: sid}
+    for ops in SEVEN_FORMS.values():
+        document.patch(ops, status=403, headers=hdr)
+    document.put(dict(START, keystone=WITHOUT_TOKEN), status=403, headers=hdr)
+    document.keys("delete", [["keystone", "admin_token"]], status=403, headers=hdr)
+    document.patch([{"op": "replace", "path": "/other/workers", "value": 7}], headers=hdr)
+    document.deploy(sid)
+    assert document.get() == dict(START, other={"workers": 7})
+
+
+def test_a_deploy_is_judged_by_the_policy_of_when_it_deploys(document):
+    """Staged while the policy allowed it; the environment then moved to a version of the definition whose
+    policy refuses it (by an admin): the deploy, by the member who staged it, is refused and writes nothing."""
+    sid = document.session()
+    document.patch([{"op": "remove", "path": "/other"}], headers={HEADER: sid})
+    document.app.put_json(API + "/resource_definitions/{0}".format(document.rid), {
+        "name": "keystone", "content": {"x-patch-policy": dict(POLICY, **{"/other": []})}},
+        headers=auth("admin"), status=200)
+    document.app.put_json(API + "/environments/1/pins/keystone", {"version": "latest"}, headers=auth("admin"))
+    answer = document.deploy(sid, status=403).json
+    assert {"op": "remove", "path": "/other"} in [{"op": e.get("op"), "path": e.get("path")} for e in answer["errors"]]
+    assert "x-patch-policy" in answer["message"]
+    assert document.get() == START and document.versions() == 1
