@@ -3,7 +3,7 @@ import copy
 
 import jsonpatch
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nailgun_host import errors, patching
@@ -320,3 +320,220 @@ def _pointers(document, prefix=""):
         if isinstance(document, list) else ()
     for key, value in items:
         yield from _pointers(value, prefix + "/" + str(key).replace("~", "~0").replace("/", "~1"))
+
+
+# -- what a write changes, judged by the policy -------------------------------------------------
+
+KEYSTONE = {"keystone": {"admin_token": "t", "workers": 2}, "other": {"workers": 3}}
+
+
+@pytest.mark.parametrize("after", [
+    {"other": {"workers": 3}},  # remove /keystone
+    {"keystone": {"workers": 2}, "other": {"workers": 3}},  # replace or add /keystone, replace or add ""
+    {"keystone": {"workers": 3}},  # move or copy /other onto /keystone
+    {"keystone": "flat", "other": {"workers": 3}},  # /keystone becomes a scalar
+])
+def test_a_protected_key_removed_through_its_parent_or_the_root_is_a_remove_of_it(after):
+    refused = patching.refused_changes(KEYSTONE, after, {"/keystone/admin_token": ["replace"]})
+    assert {"op": "remove", "path": "/keystone/admin_token", "allowed": ["replace"]} in refused
+
+
+@pytest.mark.parametrize("after, refused", [
+    ({"keystone": {"admin_token": "t", "workers": 5}, "other": {}}, []),  # the token kept
+    ({"keystone": {"admin_token": "u"}}, []),  # replaced, as allowed
+    ({"keystone": {"admin_token": ["u"]}, "other": {"workers": 3}}, []),  # replaced by a list
+    ({"keystone": {"admin_token": "t", "workers": 2}, "locked": {"x": 1}, "other": {"workers": 3}},
+     [{"op": "add", "path": "/locked", "allowed": []}]),
+])
+def test_what_keeps_a_protected_key_or_changes_it_as_allowed_is_not_refused(after, refused):
+    policy = {"/keystone/admin_token": ["replace"], "/locked": []}
+    assert patching.refused_changes(KEYSTONE, after, policy) == refused
+
+
+def test_a_change_within_a_protected_value_is_a_replace_of_it():
+    before = {"open": {"x": {"a": 1}}, "frozen": {"a": [1]}}
+    assert patching.refused_changes(before, {"open": {"x": {"a": 2, "b": 1}}, "frozen": {"a": [1, 2]}},
+                                    {"/open/*": ["add", "replace"], "/frozen": []}, ("test",)) == [
+        {"op": "replace", "path": "/frozen", "allowed": []}]
+    # an append-only policy: what is added within is judged where it is added
+    assert patching.refused_changes({"a": {}}, {"a": {"b": {"c": 1}}}, {"/**": ["add"]}, ()) == []
+    assert patching.refused_changes({"a": {"b": 1}}, {"a": {}}, {"/**": ["add"]}, ()) == [
+        {"op": "remove", "path": "/a/b", "allowed": ["add"]}]
+
+
+def test_check_change_names_the_first_refusal_and_lists_them_all():
+    with pytest.raises(errors.NotAllowed) as raised:
+        patching.check_change({"a": 1, "b": 2}, {}, {}, default=("test",))
+    assert raised.value.message == "The change would remove '/a', where the patch policy allows test"
+    assert [entry["path"] for entry in raised.value.errors] == ["/a", "/b"]
+
+
+def test_a_patch_beyond_max_operations_is_400_naming_the_limit(monkeypatch):
+    from nailgun_host.settings import settings as host_settings
+    monkeypatch.setitem(host_settings["PATCH"], "max_operations", 3)
+    patch = [{"op": "test", "path": "", "value": {}}] * 3
+    assert patching.apply({}, patch) == {}
+    with pytest.raises(errors.InvalidData) as raised:
+        patching.apply({}, patch + patch[:1])
+    assert raised.value.message == ("A patch may hold at most 3 operations (PATCH.max_operations); this one holds 4")
+
+
+_ABSENT = object()
+#: patterns of one to three segments; ``*`` and ``**`` among them
+PATTERNS = st.lists(st.sampled_from(["a", "b", "0", "1", "~", "*", "**"]), min_size=0, max_size=3).map(
+    lambda parts: "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in parts))
+EDITS = st.lists(st.sampled_from(["add", "remove", "replace"]), unique=True)
+DEFAULTS = st.sampled_from([patching.OPERATIONS, ("test",)])
+#: what ``allowed`` answers where no pattern matches, to tell "protected" locations from the others
+_UNMATCHED = ("(no pattern)",)
+
+
+def _tokens(value):
+    if isinstance(value, dict):
+        return list(value)
+    return [str(index) for index in range(len(value))] if isinstance(value, list) else []
+
+
+def _at(document, parts):
+    for token in parts:
+        if isinstance(document, dict) and token in document:
+            document = document[token]
+        elif isinstance(document, list) and token.isdigit() and str(int(token)) == token and int(token) < len(document):
+            document = document[int(token)]
+        else:
+            return _ABSENT
+    return document
+
+
+def _locations(document, prefix=()):
+    yield prefix
+    for token in _tokens(document):
+        yield from _locations(_at(document, (token,)), prefix + (token,))
+
+
+def _pointer(parts):
+    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def _naive_refusals(before, after, policy, default):
+    """The rules of ``patching.refused_changes``, location by location over both whole documents."""
+    def fate(parts):
+        old, new = _at(before, parts), _at(after, parts)
+        if old is _ABSENT:
+            return None if new is _ABSENT else "add"
+        if new is _ABSENT:
+            return "remove"
+        return None if jsonpatch._json_equal(old, new) and type(old) is type(new) or (
+            old == new and patching._json_equal(old, new)) else "replace"
+
+    def within(parts):  # an object or a list on both sides
+        old, new = _at(before, parts), _at(after, parts)
+        return (isinstance(old, dict) and isinstance(new, dict)) or (isinstance(old, list) and isinstance(new, list))
+
+    def pattern_of(parts):
+        decided = patching.allowed(policy, _pointer(parts), _UNMATCHED)
+        return None if decided == _UNMATCHED else decided
+
+    everywhere = set(_locations(before)) | set(_locations(after))
+    topmost = [parts for parts in everywhere if fate(parts) and not within(parts)
+               and all(within(parts[:depth]) for depth in range(len(parts)))]
+    refused = set()
+    for parts in topmost:
+        for depth in range(len(parts), -1, -1):
+            operations = pattern_of(parts[:depth])
+            if operations is not None:
+                operation = fate(parts) if depth == len(parts) else "replace"
+                if operation not in operations:
+                    refused.add((operation, _pointer(parts[:depth])))
+                break
+        else:
+            if fate(parts) not in default:
+                refused.add((fate(parts), _pointer(parts)))
+    for parts in everywhere:
+        inside = any(len(parts) > len(top) and parts[:len(top)] == top for top in topmost)
+        operations = pattern_of(parts)
+        if inside and operations is not None and fate(parts) and fate(parts) not in operations:
+            refused.add((fate(parts), _pointer(parts)))
+    return refused
+
+
+def _after(document, patch):
+    try:
+        return patching.apply(document, patch)
+    except errors.NailgunError:
+        return document
+
+
+def _policies(document):
+    """Policies whose patterns are often the document's own locations (else a random one rarely names any)."""
+    return st.dictionaries(st.one_of(PATTERNS, st.sampled_from(list(_pointers(document)))), EDITS, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON, st.one_of(JSON, st.lists(OPERATION, min_size=1, max_size=3)), st.data(), DEFAULTS)
+def test_a_write_is_refused_exactly_where_the_rules_say_location_by_location(before, change, data, default):
+    """The walk (pruned where no pattern reaches) against every location of both documents."""
+    policy = data.draw(_policies(before))
+    after = _after(before, change) if isinstance(change, list) and change and isinstance(change[0], dict) \
+        and "op" in change[0] else change
+    refused = patching.refused_changes(before, after, policy, default)
+    assert {(entry["op"], entry["path"]) for entry in refused} == _naive_refusals(before, after, policy, default)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON, st.lists(OPERATION, min_size=1, max_size=4), st.data(), DEFAULTS)
+@example({"a": {"b": 1}}, [{"op": "remove", "path": "/a"}], {"/a/b": ["replace"]}, patching.OPERATIONS)
+@example({"a": {"b": 1}, "0": {}}, [{"op": "move", "from": "/0", "path": "/a"}], {"/a/b": ["replace"]},
+         patching.OPERATIONS)
+def test_no_protected_value_changes_in_a_way_its_pattern_does_not_allow_when_a_write_passes(
+        before, patch, data, default):
+    """Whenever the check passes, every location a pattern matches that appears, disappears, or (a leaf, or a
+    value of another kind) holds another value, does so by an operation its pattern allows."""
+    policy = data if isinstance(data, dict) else data.draw(_policies(before))
+    after = _after(before, patch)
+    if patching.refused_changes(before, after, policy, default):
+        return
+    for parts in set(_locations(before)) | set(_locations(after)):
+        operations = patching.allowed(policy, _pointer(parts), _UNMATCHED)
+        if operations == _UNMATCHED:
+            continue
+        old, new = _at(before, parts), _at(after, parts)
+        if old is _ABSENT and new is not _ABSENT:
+            assert "add" in operations, (parts, policy)
+        elif new is _ABSENT and old is not _ABSENT:
+            assert "remove" in operations, (parts, policy)
+        elif old is not _ABSENT and not (isinstance(old, (dict, list)) and type(old) is type(new)) \
+                and not (old == new and patching._json_equal(old, new)):
+            assert "replace" in operations, (parts, policy)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(KEYS, JSON, max_size=4), st.data(), st.dictionaries(PATTERNS, EDITS, max_size=4), DEFAULTS)
+def test_one_operation_on_its_own_path_passes_when_allowed_there_and_nothing_else_is_protected(
+        document, data, policy, default):
+    """A single add, remove or replace of an object's member that is a leaf (or changes its kind), with no
+    pattern matching any other location it touches (above or below it): the check passes exactly when the
+    policy allows there what it amounts to (a remove where the value disappears, an add where it appears, a
+    replace where another value takes its place)."""
+    key = data.draw(KEYS)
+    op = data.draw(st.sampled_from(["add", "remove", "replace"]))
+    operation = {"op": op, "path": _pointer((key,))}
+    if op != "remove":
+        operation["value"] = data.draw(JSON)
+    try:
+        after = patching.apply(document, [operation])
+    except errors.NailgunError:
+        return
+    old, new = document.get(key, _ABSENT), after.get(key, _ABSENT)
+    if (isinstance(old, dict) and isinstance(new, dict)) or (isinstance(old, list) and isinstance(new, list)):
+        return  # changed only within: judged below, location by location
+    effect = "add" if old is _ABSENT else "remove" if new is _ABSENT else "replace"
+    if old is not _ABSENT and new is not _ABSENT and old == new and patching._json_equal(old, new):
+        effect = None
+    touched = [parts for parts in set(_locations(old, (key,)) if old is not _ABSENT else []) |
+               set(_locations(new, (key,)) if new is not _ABSENT else []) if parts != (key,)] + [()]
+    if any(patching.allowed(policy, _pointer(parts), _UNMATCHED) != _UNMATCHED for parts in touched):
+        return
+    allowed = patching.allowed(policy, _pointer((key,)), default)
+    refused = patching.refused_changes(document, after, policy, default)
+    assert (refused == []) == (effect is None or effect in allowed), (operation, refused)
