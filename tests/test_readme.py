@@ -43,7 +43,7 @@ SESSIONS = ("A short tour", "Environment upgrade", "ConfigDB", "Authentication a
 #: sections whose session runs against a server with these settings (in ``settings.yaml``,
 #: which ``NAILGUN_CONFIG`` names for the session's commands too); paths are under the session's directory
 SESSION_SETTINGS = {title: {"AUTH": {"method": "local", "users_file": "users.yaml"}}
-                    for title in ("Authentication and TLS", "Secrets")}
+                    for title in ("Authentication and TLS", "Secrets", "JSON patch")}
 #: the server address the README's commands use, replaced by the test server's
 README_ADDRESS = "127.0.0.1:8000"
 ELLIPSIS = "…"
