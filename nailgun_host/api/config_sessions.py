@@ -36,8 +36,10 @@ from nailgun_host.objects import config_session
 HEADER = "X-Configuration-Session"
 STATE_HEADER = "X-Configuration-Session-State"
 #: a session id: uuid4 hex; anything else names no session (404)
-SESSION_PATTERN = "[0-9a-f]{32}"
-_SESSION_ID = re.compile(SESSION_PATTERN)
+_SESSION_ID = re.compile("[0-9a-f]{32}")
+#: what the routes take where a session id goes: any segment, so that the policy answers first (a reader's
+#: DELETE is 403 whatever it names) and the lookup then says that no session has it (404)
+SEGMENT = "[^/]+"
 
 CONFIGURE = {
     "type": "object", "additionalProperties": False,
@@ -97,7 +99,7 @@ class _SessionHandler(BaseHandler):
         """The URL's session, checked like the header's (404, 400, 403); with ``lock`` the environment's rows
         are locked first, then (``lock_session``) the session's: the order of every writer."""
         scope = self.scope(environment_id, lock)
-        session = config_session.find(session_id, lock=lock_session)
+        session = config_session.find(session_id, lock=lock_session) if _SESSION_ID.fullmatch(session_id) else None
         if session is None:
             raise errors.ObjectNotFound("Session {0} not found".format(session_id))
         owner = identity().name if owner_only else _owner_filter(False)
@@ -232,7 +234,7 @@ def session_routes(prefix, resolve):
         return type(name + suffix, (base,), {"resolve": staticmethod(resolve), "__module__": __name__,
                                              "__doc__": base.__doc__})
 
-    session = {"session": SESSION_PATTERN}
+    session = {"session": SEGMENT}
     return [
         route(prefix + "/configure", handler(_Configure, "ConfigureHandler")),
         route(prefix + "/sessions", handler(_Sessions, "SessionCollectionHandler")),

@@ -8,6 +8,7 @@ import re
 import urllib.parse
 
 import pytest
+import webtest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -188,3 +189,33 @@ def test_any_bytes_are_a_document_or_a_400(body):
     except errors.InvalidData:
         return
     json.dumps(decoded, ensure_ascii=False).encode("utf-8")
+
+
+#: what fills a placeholder naming nothing that exists: ids of nothing, a session id of the right form and
+#: of none, and the URL's vocabulary (kinds, operations) as it is, which routing itself checks
+NOTHING = {"levels": "nodes/4242/", "resource": "nothing", "kind": "values", "operation": "set",
+           "provider": "neutron", "path": "name"}
+
+
+@pytest.mark.parametrize("session_id", ["f" * 32, "no-such-session"])
+def test_a_reader_is_refused_every_write_before_anything_is_looked_up(migrated_db, tmp_path, session_id):
+    """Policy before lookup, on every route: a reader's write naming objects that do not exist is 403 (the
+    rule it lacks), never a 404 telling what exists."""
+    from nailgun_host.app import build_wsgi
+    from nailgun_host.settings import settings
+    from tests.auth import basic, write_users_file
+
+    settings["AUTH"] = dict(settings["AUTH"], method="local", users_file=write_users_file(str(tmp_path / "u.yaml")))
+    app = webtest.TestApp(build_wsgi())
+    answers = {}
+    for entry in all_routes():
+        handler = entry["handler"]
+        for method in methods(handler):
+            if method == "GET" or handler.public or handler.policy_rule(method) == "nailgun:read":
+                continue
+            ids = {name: 4242 for name in re.findall(r"<([a-z_]*id)>", entry["template"])}
+            url = fill(entry["template"], dict(NOTHING, session=session_id, **ids))
+            response = app.request(url, method=method, body=b"{}", content_type="application/json",
+                                   headers=basic("reader"), expect_errors=True)
+            answers[method, entry["template"]] = response.status_int
+    assert answers and {key: status for key, status in answers.items() if status != 403} == {}
