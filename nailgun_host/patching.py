@@ -47,6 +47,9 @@ SCHEMA = {
 #: values (objects, lists and scalars) a patched document may hold: a few ``copy`` operations of a
 #: document into itself would otherwise double it each time
 MAX_VALUES = 1000000
+#: values one patch may walk beyond the document's own (moving a value deeper, copying, replacing and
+#: removing walk theirs): what bounds its time, which its number of operations alone does not
+MAX_WALKED = 2 * MAX_VALUES
 
 _INDEX = re.compile(r"(0|[1-9][0-9]*)\Z")
 
@@ -418,13 +421,24 @@ def _measure(value):
 
 
 class _Size:
-    """How many values the document holds so far; an insertion past a limit is a 400."""
+    """How many values the document holds so far, and how many the patch has walked (measured, copied)
+    beyond the document's own: an insertion past a limit, or a patch walking more than MAX_WALKED values
+    (moving, copying, replacing or removing a large value again and again), is a 400."""
 
     def __init__(self, document):
         self.values = _measure(document)[0]
+        self.walked = 0
+
+    def _measure(self, value):
+        values, depth = _measure(value)
+        self.walked += values
+        if self.walked > MAX_WALKED:
+            raise _Refused(errors.InvalidData, "the patch would move, copy, replace or remove more than {0} "
+                                               "values in all".format(MAX_WALKED))
+        return values, depth
 
     def insert(self, parts, value, moved=False):
-        values, depth = _measure(value)
+        values, depth = self._measure(value)
         if not moved:
             self.values += values
         if len(parts) + depth - 1 > MAX_DEPTH:
@@ -433,11 +447,25 @@ class _Size:
             raise _Refused(errors.InvalidData, "the result would hold more than {0} values".format(MAX_VALUES))
 
     def remove(self, value):
-        self.values -= _measure(value)[0]
+        self.values -= self._measure(value)[0]
 
 
 def _run(document, operation):
     return jsonpatch.JsonPatch([operation]).apply(document, in_place=True)
+
+
+def _place(document, parts, value):
+    """``document`` with ``value`` itself (not a copy: a moved value) added at ``parts``, resolved already."""
+    if not parts:
+        return value
+    parent, token = _locate(document, parts[:-1]), parts[-1]
+    if isinstance(parent, dict):
+        parent[token] = value
+    elif token == "-":
+        parent.append(value)
+    else:
+        parent.insert(int(token), value)
+    return document
 
 
 def _apply_one(document, operation, size):
@@ -457,8 +485,12 @@ def _apply_one(document, operation, size):
             if source == parts:
                 return document
             document = _run(document, {"op": "remove", "path": operation["from"]})
+            _locate(document, parts, exists=False)
+            if len(parts) > len(source):  # only deeper can it nest too deep: it held no deeper before
+                size.insert(parts, value, moved=True)
+            return _place(document, parts, value)
         _locate(document, parts, exists=False)
-        size.insert(parts, value, moved=op == "move")
+        size.insert(parts, value)
         return _run(document, {"op": "add", "path": operation["path"], "value": value})
     if op == "add":
         _locate(document, parts, exists=False)

@@ -537,3 +537,19 @@ def test_one_operation_on_its_own_path_passes_when_allowed_there_and_nothing_els
     allowed = patching.allowed(policy, _pointer((key,)), default)
     refused = patching.refused_changes(document, after, policy, default)
     assert (refused == []) == (effect is None or effect in allowed), (operation, refused)
+
+
+def test_a_patch_walking_more_values_than_max_walked_is_400_and_a_move_at_one_depth_walks_none(monkeypatch):
+    """What bounds a patch's time besides its length: moving a large value back and forth at one depth
+    walks none of it; copying, replacing or removing it walks it every time, up to MAX_WALKED in all."""
+    monkeypatch.setattr(patching, "MAX_WALKED", 300)
+    document = {"big": {str(index): [index] for index in range(100)}}  # 201 values
+    moves = [{"op": "move", "from": "/big", "path": "/b2"}, {"op": "move", "from": "/b2", "path": "/big"}] * 50
+    assert patching.apply(document, moves) == document
+    assert status_of(document, [{"op": "move", "from": "/big", "path": "/b2"},
+                                {"op": "move", "from": "/b2", "path": "/big"}] * 50) == 200
+    cycles = [{"op": "copy", "from": "/big", "path": "/b2"}, {"op": "remove", "path": "/b2"}]
+    assert patching.apply(document, cycles[:1]) == dict(document, b2=document["big"])
+    with pytest.raises(errors.InvalidData) as raised:
+        patching.apply(document, cycles * 2)
+    assert raised.value.message.endswith("the patch would move, copy, replace or remove more than 300 values in all")
