@@ -24,8 +24,8 @@ ASSIGN = {
         "roles": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
     },
 }
-#: RFC 6902; what each operation needs besides op and path is checked by ``patching.check_operations``
-MODEL_PATCH = patching.SCHEMA
+#: RFC 6902; how many operations, and each one, are checked by ``patching.check_operations``
+MODEL_PATCH = patching.BODY
 MODEL_PATCH_MEDIA_TYPES = ("application/json-patch+json", "application/env-model-json-patch")
 
 #: a network of a node group in the model

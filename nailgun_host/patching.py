@@ -44,6 +44,10 @@ SCHEMA = {
         "properties": {"op": {"enum": list(OPERATIONS)}, "path": {"type": "string"}, "from": {"type": "string"}},
     },
 }
+#: what a handler reads a patch body as: a list, whose length (``PATCH.max_operations``) and then each
+#: operation (``SCHEMA``) ``check_operations`` checks, so that a huge patch is refused before its
+#: operations are looked at
+BODY = {"type": "array", "description": "RFC 6902 operations, at most PATCH.max_operations of them"}
 #: values (objects, lists and scalars) a patched document may hold: a few ``copy`` operations of a
 #: document into itself would otherwise double it each time
 MAX_VALUES = 1000000

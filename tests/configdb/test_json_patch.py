@@ -211,3 +211,11 @@ def test_a_patch_cannot_make_the_document_anything_but_an_object(doc, value):
     assert doc.get() == START and doc.versions() == 1
     assert doc.cdb.app.get(doc.url() + "?effective").json == START
     assert doc.cdb.app.get(API + "/environments/{0}/sessions/{1}".format(doc.env_id, sid)).json["documents"] == []
+
+
+def test_a_patch_longer_than_max_operations_is_400_naming_the_limit(doc, monkeypatch):
+    monkeypatch.setitem(settings["PATCH"], "max_operations", 2)
+    answer = doc.patch([{"op": "replace", "path": "/workers", "value": 5}] * 3, status=400).json
+    assert answer["message"] == "A patch may hold at most 2 operations (PATCH.max_operations); this one holds 3"
+    assert doc.get() == START and doc.versions() == 1
+    doc.patch([{"op": "replace", "path": "/workers", "value": 5}] * 2)

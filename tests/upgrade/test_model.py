@@ -264,3 +264,14 @@ def test_no_generated_value_is_ever_served_by_clone_or_model(upgrade_env, sessio
                if isinstance(value, (str, int)) and len(str(value)) >= 6}
     assert len(secrets) >= 10
     assert [secret for secret in secrets if any(secret in body for body in bodies)] == []
+
+
+def test_a_patch_longer_than_max_operations_is_400_naming_the_limit(upgrade_env, seed, monkeypatch):
+    from nailgun_host.settings import settings
+
+    monkeypatch.setitem(settings["PATCH"], "max_operations", 2)
+    before = upgrade_env.app.get(MODEL.format(seed["id"])).json
+    answer = patch(upgrade_env.app, seed["id"], [{"op": "replace", "path": "/name", "value": "x"}] * 3, status=400)
+    assert answer["message"] == "A patch may hold at most 2 operations (PATCH.max_operations); this one holds 3"
+    assert upgrade_env.app.get(MODEL.format(seed["id"])).json == before
+    patch(upgrade_env.app, seed["id"], [{"op": "replace", "path": "/name", "value": "x"}] * 2)
