@@ -509,9 +509,11 @@ def _apply_one(document, operation, size):
     return _run(document, operation)
 
 
-def apply(document, patch):
-    """The patched copy of ``document`` (never changed in place), errors mapped as the module says."""
-    check_operations(patch)
+def apply(document, patch, checked=False):
+    """The patched copy of ``document`` (never changed in place), errors mapped as the module says;
+    ``checked``: ``check_operations`` passed it already."""
+    if not checked:
+        check_operations(patch)
     result, size = copy.deepcopy(document), _Size(document)
     for index, operation in enumerate(patch):
         try:

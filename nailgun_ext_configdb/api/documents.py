@@ -19,7 +19,7 @@ import urllib.parse
 
 import web
 
-from nailgun_host import errors
+from nailgun_host import errors, patching
 from nailgun_host.api import config_sessions
 from nailgun_host.api.base import (MASKED_HEADER, author, bound_by_patch_policy, flag_param, id_param, query,
                                    sees_secrets, set_status)
@@ -178,6 +178,17 @@ class ConfigDocumentHandler(ConfigHandler):
         "308": "A resource named by name: the same PUT to its id-based URL (Location)"}, PATCH={
         "308": "A resource named by name: the same PATCH to its id-based URL (Location)"})
 
+    def body_before_lock(self, environment_id, level_names, ref, kind, **kwargs):
+        """``(the 308 answer of a name, or None; the body)``: a write's body read and decoded (a patch's
+        operations checked, ``PATCH.max_operations`` first) before the environment is locked, so that a
+        large one does not hold the environment's other writers; what the URL names is resolved first
+        (404), as the locked write does again."""
+        target = Target(environment_id, level_names, ref, kind, sessions=False)
+        if target.by_name:
+            return target.redirect_to_id(), None
+        body = self.body(**kwargs)
+        return None, patching.check_operations(body) if web.ctx.method == "PATCH" else body
+
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
         params = query()
@@ -212,10 +223,10 @@ class ConfigDocumentHandler(ConfigHandler):
         return self.respond(result, tag)
 
     def PUT(self, environment_id, level_names, ref, kind):
+        redirect, data = self.body_before_lock(environment_id, level_names, ref, kind, object_only=True)
+        if redirect is not None:
+            return redirect
         target = Target(environment_id, level_names, ref, kind, lock=True)
-        if target.by_name:
-            return target.redirect_to_id()
-        data = self.body(object_only=True)
         document = target.document()
         target.check_if_match(document)
         target.save(data, document)
@@ -223,10 +234,10 @@ class ConfigDocumentHandler(ConfigHandler):
 
     def PATCH(self, environment_id, level_names, ref, kind):
         """RFC 6902 on the document as this identity sees it (masked, staged), all or nothing; 204."""
+        redirect, patch = self.body_before_lock(environment_id, level_names, ref, kind)
+        if redirect is not None:
+            return redirect
         target = Target(environment_id, level_names, ref, kind, lock=True)
-        if target.by_name:
-            return target.redirect_to_id()
-        patch = self.body()
         document = target.document()
         target.check_if_match(document)
         seen = target.data(document)

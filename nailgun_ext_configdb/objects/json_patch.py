@@ -42,15 +42,15 @@ def policy(resource):
 
 
 def apply(resource, document, patch, bound=True):
-    """``document`` (as the client sees it) patched: 400 for a malformed patch, 403 where the policy
-    refuses an operation (for an identity it ``bound`` s), then the host's mapping of what does not
-    apply (404, 409); 400 unless the result is an object, as every document is (a PUT's body must be
-    one too). What the result changes is judged when it is written (``check_change``)."""
-    patching.check_operations(patch)
+    """``document`` (as the client sees it) patched by ``patch`` (``patching.check_operations`` passed
+    it): 403 where the policy refuses an operation (for an identity it ``bound`` s), then the host's
+    mapping of what does not apply (404, 409); 400 unless the result is an object, as every document is
+    (a PUT's body must be one too). What the result changes is judged when it is written
+    (``check_change``)."""
     if bound:
         allowed, default = policy(resource)
         patching.check_policy(patch, allowed, default)
-    patched = patching.apply(document, patch)
+    patched = patching.apply(document, patch, checked=True)
     if not isinstance(patched, dict):
         raise errors.InvalidData("The patch must leave the document a JSON object")
     return patched
