@@ -172,23 +172,32 @@ def test_config_patch_applies_all_or_nothing(fuel, tmp_path):
         in unreadable.stderr
 
 
-def test_config_patch_policy_schema_and_session(fuel):
+@pytest.mark.parametrize("fuel, auth_mode", [(IN_PROCESS, "local")], indirect=True)
+def test_config_patch_policy_schema_and_session(fuel, auth_mode):
+    """The policy binds a member (admins, who may change it, are not bound); the admin reads the token."""
+    admin, member = ({"OS_USERNAME": user, "OS_PASSWORD": LOCAL_USERS[user]} for user in ("admin", "member"))
     config_env(fuel)
     keystone = ("--env", "1", "--resource", "keystone")
     fuel("config", "set", *keystone, "--format", "json", stdin='{"admin_token": "t0", "workers": 1}')
+    fuel.environ.update(member)
     forbidden = fuel("config", "patch", *keystone, "-", stdin='[{"op": "remove", "path": "/admin_token"}]', ok=False)
     assert forbidden.returncode == 1 and "(403)" in forbidden.stderr
     assert "Operation 'remove' is not allowed on '/admin_token'; allowed operations: replace, test (403)\n" \
         == forbidden.stderr
+    overwritten = fuel("config", "set", *keystone, "--format", "json", stdin='{"workers": 1}', ok=False)
+    assert overwritten.returncode == 1 and "x-patch-policy" in overwritten.stderr and "(403)" in overwritten.stderr
     invalid = fuel("config", "patch", *keystone, "-", stdin='[{"op": "replace", "path": "/workers", "value": "x"}]',
                    ok=False)
     assert invalid.returncode == 1 and "(400)" in invalid.stderr
     session_id = open_session(fuel)
     fuel("config", "patch", *keystone, "--session", session_id, "-",
          stdin='[{"op": "replace", "path": "/admin_token", "value": "t1"}]')
+    fuel.environ.update(admin)
     assert get(fuel, *keystone) == {"admin_token": "t0", "workers": 1}
     assert get(fuel, *keystone, "--session", session_id) == {"admin_token": "t1", "workers": 1}
+    fuel.environ.update(member)
     fuel("config", "session", "deploy", "--env", "1", session_id)
+    fuel.environ.update(admin)
     assert get(fuel, *keystone) == {"admin_token": "t1", "workers": 1}
     after = fuel("config", "get", *keystone, "--session", session_id)
     assert json.loads(after.stdout) == {"admin_token": "t1", "workers": 1}
