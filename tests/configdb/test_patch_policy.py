@@ -199,3 +199,13 @@ def test_a_deploy_is_judged_by_the_policy_of_when_it_deploys(document):
     assert {"op": "remove", "path": "/other"} in [{"op": e.get("op"), "path": e.get("path")} for e in answer["errors"]]
     assert "x-patch-policy" in answer["message"]
     assert document.get() == START and document.versions() == 1
+
+
+def test_overrides_are_judged_alike(document):
+    url = document.url.replace("/values", "/overrides")
+    document.app.put_json(url, {"keystone": {"admin_token": "o0"}}, headers=auth("admin"), status=204)
+    document.app.put_json(url, {"keystone": {}}, headers=auth("member"), status=403)
+    document.app.patch(url, json.dumps([{"op": "remove", "path": "/keystone"}]), status=403,
+                       headers=dict(auth("member"), **{"Content-Type": PATCH_TYPE}))
+    document.app.patch_json(url + "/keys/delete", [["keystone"]], headers=auth("member"), status=403)
+    assert document.app.get(url, headers=auth("admin")).json == {"keystone": {"admin_token": "o0"}}
