@@ -4,10 +4,12 @@ One core for every patchable document (the environment model, ConfigDB values an
 so the same bad patch gets the same answer everywhere. ``jsonpatch`` applies; this module says
 what a client's mistake is, never a 500:
 
-- a body that is not a list of operations, an unknown ``op``, a pointer that does not parse,
+- more operations than ``PATCH.max_operations`` (checked first), a body that is not a list of
+  operations, an unknown ``op``, a pointer that does not parse,
   ``value`` missing on add/replace/test or ``from`` on move/copy: 400 naming the operation
   (so is what no document could take: removing the whole document, moving a value into itself,
-  a result deeper than ``validation.MAX_DEPTH`` or larger than ``MAX_VALUES``);
+  a result deeper than ``validation.MAX_DEPTH`` or larger than ``MAX_VALUES``, a patch walking
+  more than ``MAX_WALKED`` values);
 - an operation the policy does not allow at its path: 403 naming what is allowed there;
 - a ``test`` that fails: 409 (compare-and-swap), never quoting a value (it may be a secret); a
   ``test`` of a location that is not there fails too;
@@ -21,7 +23,8 @@ values (``jsonpatch``'s own quote the document), and ``test`` compares as RFC 69
 Policy: ``{pattern: operations}``; a pattern is a JSON pointer whose segment ``*`` matches one
 segment and ``**`` one or more; the most specific pattern (longest literal prefix) decides. A
 ``move`` needs ``remove`` at ``from`` and ``add`` at ``path``; a ``copy`` needs ``add`` at ``path``;
-``test`` only reads and is always allowed.
+``test`` only reads and is always allowed. ``refused_changes`` judges a write by what it changes
+instead (whatever route it took), as the section "what a write changes" says.
 """
 import copy
 import re
@@ -336,16 +339,6 @@ def _locate_or_absent(document, parts):
         if document is _ABSENT:
             break
     return document
-
-
-def check_change(before, after, policy, default=OPERATIONS):
-    """403 listing ``{"op", "path", "allowed"}`` for what ``before`` -> ``after`` changes where ``policy``
-    does not allow it."""
-    refused = refused_changes(before, after, policy, default)
-    if refused:
-        first = refused[0]
-        raise errors.NotAllowed("The change would {0} '{1}', where the patch policy allows {2}".format(
-            first["op"], first["path"], ", ".join(first["allowed"]) or "nothing"), refused)
 
 
 # -- applying ----------------------------------------------------------------------------------

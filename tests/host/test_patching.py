@@ -361,11 +361,11 @@ def test_a_change_within_a_protected_value_is_a_replace_of_it():
         {"op": "remove", "path": "/a/b", "allowed": ["add"]}]
 
 
-def test_check_change_names_the_first_refusal_and_lists_them_all():
-    with pytest.raises(errors.NotAllowed) as raised:
-        patching.check_change({"a": 1, "b": 2}, {}, {}, default=("test",))
-    assert raised.value.message == "The change would remove '/a', where the patch policy allows test"
-    assert [entry["path"] for entry in raised.value.errors] == ["/a", "/b"]
+def test_every_refused_change_is_listed_up_to_max_refused(monkeypatch):
+    monkeypatch.setattr(patching, "MAX_REFUSED", 3)
+    assert patching.refused_changes({"a": 1, "b": 2}, {}, {}, default=("test",)) == [
+        {"op": "remove", "path": "/a", "allowed": ["test"]}, {"op": "remove", "path": "/b", "allowed": ["test"]}]
+    assert len(patching.refused_changes({}, {str(key): key for key in range(10)}, {}, default=())) == 3
 
 
 def test_a_patch_beyond_max_operations_is_400_naming_the_limit(monkeypatch):
