@@ -155,12 +155,8 @@ def allowed(policy, pointer, default=OPERATIONS):
         parts = jsonpointer.JsonPointer(pointer).parts
     except jsonpointer.JsonPointerException as exc:
         raise errors.InvalidData("Invalid path '{0}': {1}".format(pointer, exc))
-    best, result = None, default
-    for pattern, operations in policy.items():
-        segments = _pattern(pattern)
-        if _match(segments, parts) and (best is None or _specificity(segments) > best):
-            best, result = _specificity(segments), operations
-    return tuple(result)
+    decided = _Rules(policy, default).deciding(parts)
+    return tuple(default if decided is None else decided)
 
 
 def _needs(operation):
