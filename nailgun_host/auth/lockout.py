@@ -50,6 +50,10 @@ class FailedLogins:
         self._records = collections.OrderedDict()  # (kind, value) -> _Record, least recently failed first
         self._lock = threading.Lock()
 
+    def __len__(self):
+        """The names and addresses whose failures or lock are held."""
+        return len(self._records)
+
     def _keys(self, name, address):
         return [(kind, value) for kind, value in (("user name", name), ("address", address))
                 if value and self.limits[kind]]
