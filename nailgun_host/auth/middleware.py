@@ -6,8 +6,9 @@ prefixes, and ``POST /keystone/v2.0/tokens`` (the login of fuel2). Everything el
 401 (JSON, ``WWW-Authenticate``) without valid ones, 503 when the identity service
 cannot be asked. A password is checked in one of a few slots (``check_slots``: 503 when none
 frees soon) unless it was found right lately, and names and addresses that keep failing are
-locked out for a while (``lockout``: 429); tokens are checked without either. A request that passes carries its ``Identity`` in the environ (and its
-name in ``REMOTE_USER``, for access logs); what it may do is the policy's business.
+locked out for a while (``lockout``: 429); tokens are checked without either. A request that
+passes carries its ``Identity`` in the environ (and its name in ``REMOTE_USER``, for access
+logs); what it may do is the policy's business.
 """
 import base64
 import logging
