@@ -4,7 +4,8 @@ A bcrypt check costs a quarter of a second of a core by design, a Keystone passw
 ``AUTH.keystone.timeout``. Without a bound, wrong passwords sent in parallel held every thread of the
 server, and a logged-in user's request queued behind them for seconds. A check waits at most ``wait_ms``
 for a free slot, then gives up (``Busy``: 503 with ``Retry-After``) rather than queue and hold its
-thread. Remembered credentials and tokens never take a slot.
+thread; and no more checks wait than there are slots (the others give up at once), or waiting guesses
+would hold the threads instead. Remembered credentials and tokens never take a slot.
 """
 import contextlib
 import os
@@ -35,13 +36,26 @@ class CheckSlots:
         self.wait = wait_ms / 1000
         self._free = threading.BoundedSemaphore(size)
         self._lock = threading.Lock()
-        #: checks running now
-        self.in_use = 0
+        #: checks running now, and waiting for a slot
+        self.in_use = self.waiting = 0
+
+    def _acquire(self):
+        if self._free.acquire(blocking=False):
+            return True
+        with self._lock:
+            if self.waiting >= self.size:
+                return False
+            self.waiting += 1
+        try:
+            return self._free.acquire(timeout=self.wait)
+        finally:
+            with self._lock:
+                self.waiting -= 1
 
     @contextlib.contextmanager
     def slot(self):
         """Holds a slot while the block checks a password; ``Busy`` if none is free within ``wait_ms``."""
-        if not self._free.acquire(timeout=self.wait):
+        if not self._acquire():
             raise Busy()
         with self._lock:
             self.in_use += 1

@@ -255,3 +255,21 @@ def test_against_keystone_remembered_passwords_and_tokens_never_wait_for_a_slot(
         assert app.get("/", headers=token).text == "reader"
         assert_try_later(app.get("/", headers=basic("admin"), expect_errors=True), 503)
     assert app.get("/", headers=basic("admin")).text == "admin"
+
+
+def test_no_more_passwords_wait_for_a_slot_than_there_are_slots(tmp_path, auth_settings):
+    """Guesses waiting for a slot would hold the server's threads as surely as guesses being checked."""
+    users_file = write_users_file(tmp_path / "users.yaml")
+    auth_settings.reload(overrides={"AUTH": {"method": "local", "users_file": str(users_file),
+                                             "password_checks": 1, "password_check_wait_ms": 1000}})
+    middleware = auth_middleware.build(who, auth_settings["AUTH"])
+    app = webtest.TestApp(middleware, extra_environ=ADDRESS)
+    with middleware.slots.slot():
+        waiting = in_background(app, "/", headers=basic("admin"))
+        while middleware.slots.waiting < 1:
+            assert waiting.is_alive(), waiting.answers
+            time.sleep(0.01)
+        assert_try_later(app.get("/", headers=basic("member"), expect_errors=True), 503)
+        assert waiting.is_alive(), "the second password waited for a slot as long as the first"
+    waiting.join()
+    assert waiting.answers[0].text == "admin"  # the slot freed within its wait
