@@ -120,8 +120,8 @@ ATTEMPTS = st.lists(st.tuples(st.sampled_from(["ann", "bob", "cyd"]), st.sampled
 def test_no_name_or_address_gets_more_checked_guesses_than_its_count_per_lock_duration(
         attempts, address_attempts, duration, sequence):
     """Whatever the order of guesses, right passwords and pauses: within any ``duration`` seconds a name
-    (an address) has at most ``attempts`` (``address_attempts``) wrong passwords checked, and a lock ends
-    ``duration`` after the failure that set it, however often it is tried meanwhile."""
+    (an address) has at most ``attempts`` (``address_attempts``) wrong passwords checked since its last
+    right one, and a lock ends ``duration`` after the failure that set it, however often it is tried."""
     clock = Clock()
     failures = lockout.FailedLogins(attempts, duration, address_attempts, clock)
     checked = {}  # (kind, value) -> times of checked wrong passwords
@@ -134,6 +134,8 @@ def test_no_name_or_address_gets_more_checked_guesses_than_its_count_per_lock_du
             kind, value = ("user name", name) if "user name" in str(exc) else ("address", address)
             assert clock.now + exc.retry_after - duration in checked[kind, value], "a lock outlived its duration"
             continue
+        if outcome == "right":  # a right password forgets its name's failures (not its address's)
+            checked.pop(("user name", name), None)
         if outcome == "wrong":
             for key, limit in ((("user name", name), attempts), (("address", address), address_attempts)):
                 checked.setdefault(key, []).append(clock.now)
