@@ -5,6 +5,7 @@ and one that never answers. The latencies under 40 guessing clients are measured
 benchmarks/login_starvation.py, never here.
 """
 import base64
+import re
 import threading
 import time
 
@@ -12,7 +13,6 @@ import bcrypt
 import pytest
 import webtest
 import yaml
-from cryptography.fernet import Fernet
 from hypothesis import given
 from hypothesis import settings as settings_profile
 from hypothesis import strategies as st
@@ -275,3 +275,25 @@ def test_no_more_passwords_wait_for_a_slot_than_there_are_slots(tmp_path, auth_s
         assert waiting.is_alive(), "the second password waited for a slot as long as the first"
     waiting.join()
     assert waiting.answers[0].text == "admin"  # the slot freed within its wait
+
+
+@pytest.mark.parametrize("limits, message", [
+    ({"password_checks": 0}, "AUTH.password_checks must be a whole number of at least 1, or null"),
+    ({"password_checks": True}, "AUTH.password_checks must be"), ({"password_checks": "2"}, "AUTH.password_checks"),
+    ({"password_check_wait_ms": 5000}, "AUTH.password_check_wait_ms must be at most 1000"),
+    ({"password_check_wait_ms": -1}, "AUTH.password_check_wait_ms must be a whole number of at least 0"),
+    ({"lockout_failure_attempts": 2.5}, "AUTH.lockout_failure_attempts must be a whole number"),
+    ({"lockout_address_failure_attempts": None}, "AUTH.lockout_address_failure_attempts must be a whole number"),
+    ({"lockout_duration": 0}, "AUTH.lockout_duration must be a whole number of at least 1"),
+    ({"lockout_duraton": 60}, "unknown settings AUTH.lockout_duraton"),
+])
+def test_login_limits_that_are_no_whole_numbers_stop_the_start(tmp_path, limits, message, capsys, auth_settings):
+    from nailgun_host import server
+
+    settings_file = tmp_path / "settings.yaml"
+    settings_file.write_text(yaml.safe_dump({"AUTH": limits}))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        auth_settings.reload(str(settings_file))
+    with pytest.raises(SystemExit):
+        server.serve(["--config", str(settings_file), "--port", "1"])
+    assert message in capsys.readouterr().err
