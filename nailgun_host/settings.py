@@ -84,6 +84,12 @@ DEFAULTS = {
         "users_file": "/etc/nailgun/users.yaml",
         "token_ttl": 3600,
         "credential_cache_ttl": 60,
+        # password guessing: README "Authentication and TLS"; nailgun_host.auth.check_slots and .lockout
+        "password_checks": None,  # password checks at once per process; None: one per CPU core
+        "password_check_wait_ms": 100,  # how long a check waits for a free slot before 503
+        "lockout_failure_attempts": 5,  # failed passwords in a row that lock a user name; 0: never locked
+        "lockout_address_failure_attempts": 20,  # the same for a client address; 0: never locked
+        "lockout_duration": 300,  # seconds a lock lasts
         "policy_file": None,
         "keystone": {
             "auth_url": None,
@@ -133,6 +139,19 @@ def _check_auth(auth):
         raise ValueError("AUTH.method must be none, local or keystone, not {0!r}".format(auth.get("method")))
     if auth["method"] == "keystone" and not (auth.get("keystone") or {}).get("auth_url"):
         raise ValueError("AUTH.method keystone needs AUTH.keystone.auth_url")
+    _check_login_limits(auth)
+
+
+def _check_login_limits(auth):
+    """Whole numbers; a check waits for a slot briefly at most: it holds a server thread meanwhile."""
+    _check_numbers({key: auth[key] for key in LOGIN_LIMITS}, "AUTH")
+    checks = auth["password_checks"]
+    if checks is not None and not (isinstance(checks, int) and not isinstance(checks, bool) and checks >= 1):
+        raise ValueError("AUTH.password_checks must be a whole number of at least 1, or null (one per CPU core), "
+                         "not {0!r}".format(checks))
+    if auth["password_check_wait_ms"] > MAX_CHECK_WAIT_MS:
+        raise ValueError("AUTH.password_check_wait_ms must be at most {0}, not {1!r}".format(
+            MAX_CHECK_WAIT_MS, auth["password_check_wait_ms"]))
 
 
 def _check_configdb(configdb):
@@ -196,8 +215,13 @@ def _check_sessions(sessions):
 
 #: the longest READ_CACHE.lease_ms: what a write's answer may be held
 MAX_LEASE_MS = 1000
+#: the longest AUTH.password_check_wait_ms
+MAX_CHECK_WAIT_MS = 1000
+#: the AUTH settings that bound password checks (whole numbers)
+LOGIN_LIMITS = ("password_check_wait_ms", "lockout_failure_attempts", "lockout_address_failure_attempts",
+                "lockout_duration")
 #: whole-number settings whose least value is not 0 (one message for every value below it)
-MINIMUMS = {"STATS.flush_seconds": 1}
+MINIMUMS = {"STATS.flush_seconds": 1, "AUTH.lockout_duration": 1}
 
 #: sections whose unknown keys are refused: a misspelt limit must not silently keep the default
 CHECKED_SECTIONS = ("SESSIONS", "FEED", "READ_CACHE", "STATS")

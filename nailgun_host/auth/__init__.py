@@ -8,6 +8,7 @@ check: development on loopback only). The identity a request carries is an
 """
 import dataclasses
 import json
+import math
 import re
 
 #: where the middleware puts the request's Identity in the WSGI environ
@@ -55,6 +56,16 @@ class AuthenticationFailed(Exception):
 
 class AuthenticationUnavailable(Exception):
     """The identity service cannot be asked now (Keystone down): 503, never a pass."""
+
+
+class TryLater(Exception):
+    """The credentials are not checked now (a lockout, no check slot free): ``status``, ``Retry-After``."""
+
+    status = "503 Service Unavailable"
+
+    def __init__(self, message, retry_after):
+        super().__init__(message)
+        self.retry_after = max(1, math.ceil(retry_after))
 
 
 def json_response(start_response, status, message, headers=()):

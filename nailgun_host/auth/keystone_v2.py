@@ -11,7 +11,7 @@ import datetime
 import json
 import re
 
-from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, json_response, plausible_token
+from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, TryLater, json_response, plausible_token
 
 TOKENS_PATH = re.compile(r"/keystone/v2\.0/tokens/?")  # matched whole (fullmatch)
 MAX_BODY = 64 * 1024
@@ -82,20 +82,22 @@ class TokenIssuer:
     def __init__(self, middleware):
         self.middleware = middleware
 
-    def _issue(self, kind, user, password, tenant, tenant_id):
-        keystone, users = self.middleware.keystone, self.middleware.local_users
+    def _issue(self, address, kind, user, password, tenant, tenant_id):
+        middleware = self.middleware
+        keystone, users = middleware.keystone, middleware.local_users
         if kind == "token" and not plausible_token(user):
             raise AuthenticationFailed("the token is invalid or expired")
         if keystone:
             if kind == "token":
                 identity, access = keystone.check_token(user, tenant, tenant_id)
             else:
-                identity, access = keystone.check_password(user, password, tenant)
+                identity, access = middleware.password_check(
+                    user, address, lambda: keystone.check_password(user, password, tenant))
             return v2_access(access.auth_token, access.expires, identity, access.project_name)
         if kind == "token":  # the same login again: the token keeps the expiry of the first
             identity, expires = users.check_token(user)
         else:
-            identity, expires = users.check_password(user, password), None
+            identity, expires = middleware.check_password(user, password, address), None
         token, expires = users.issue_token(identity, expires)
         return v2_access(token, datetime.datetime.fromtimestamp(expires, datetime.timezone.utc), identity,
                          tenant or "admin")
@@ -105,13 +107,15 @@ class TokenIssuer:
             return json_response(start_response, "405 Method Not Allowed",
                                  "Only POST logs in here", [("Allow", "POST")])
         try:
-            answer = self._issue(*_credentials(environ))
+            answer = self._issue(environ.get("REMOTE_ADDR"), *_credentials(environ))
         except BadRequest as exc:
             return json_response(start_response, "400 Bad Request", "Invalid login request: {0}".format(exc))
         except AuthenticationFailed as exc:
             return self.middleware.unauthorized(start_response, str(exc))
         except AuthenticationUnavailable as exc:
             return self.middleware.unavailable(start_response, str(exc))
+        except TryLater as exc:
+            return self.middleware.try_later(start_response, exc)
         body = json.dumps(answer).encode()
         start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
         return [body]

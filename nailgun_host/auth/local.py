@@ -130,21 +130,28 @@ class LocalUsers:
             raise AuthenticationFailed("unknown user")
         return Identity(name, tuple(str(role) for role in entry.get("roles", [])), user_id=name)
 
+    def remembered(self, name, password):
+        """The user's identity if this password was found right lately (no bcrypt check), else None."""
+        content = self._content_now()
+        entry = content["users"].get(name)
+        if entry and self.cache.get("{0}\0{1}".format(name, entry["password"]), password):
+            return self._identity(name, content)
+        return None
+
     def check_password(self, name, password):
-        """The user's identity, with the roles the file gives now; AuthenticationFailed if wrong."""
+        """The user's identity, with the roles the file gives now; AuthenticationFailed if wrong. A bcrypt
+        check: the caller runs it in a check slot (``AuthMiddleware.password_check``)."""
         content = self._content_now()
         entry = content["users"].get(name)
         stored = entry["password"] if entry else _hash_for_unknown_users(content["users"])
-        key = "{0}\0{1}".format(name, stored)
-        if not (entry and self.cache.get(key, password)):
-            encoded = password.encode("utf-8")
-            try:
-                matches = len(encoded) <= MAX_PASSWORD_BYTES and bcrypt.checkpw(encoded, stored.encode())
-            except ValueError:  # not a bcrypt hash: that user cannot log in
-                matches = False
-            if not (entry and matches):
-                raise AuthenticationFailed("wrong user name or password")
-            self.cache.put(key, password, True)
+        encoded = password.encode("utf-8")
+        try:
+            matches = len(encoded) <= MAX_PASSWORD_BYTES and bcrypt.checkpw(encoded, stored.encode())
+        except ValueError:  # not a bcrypt hash: that user cannot log in
+            matches = False
+        if not (entry and matches):
+            raise AuthenticationFailed("wrong user name or password")
+        self.cache.put("{0}\0{1}".format(name, stored), password, True)
         return self._identity(name, content)
 
     @staticmethod

@@ -4,15 +4,19 @@ Public without credentials: ``GET``/``HEAD`` of ``version`` and ``health`` under
 prefixes, and ``POST /keystone/v2.0/tokens`` (the login of fuel2). Everything else needs
 ``X-Auth-Token`` or ``Authorization: Basic`` when a method other than ``none`` is in force:
 401 (JSON, ``WWW-Authenticate``) without valid ones, 503 when the identity service
-cannot be asked. A request that passes carries its ``Identity`` in the environ (and its
-name in ``REMOTE_USER``, for access logs); what it may do is the policy's business.
+cannot be asked. A password is checked in one of a few slots (``check_slots``: 503 when none
+frees soon) unless it was found right lately, and names and addresses that keep failing are
+locked out for a while (``lockout``: 429); tokens are checked without either. A request that
+passes carries its ``Identity`` in the environ (and its name in ``REMOTE_USER``, for access
+logs); what it may do is the policy's business.
 """
 import base64
 import logging
 import re
 
-from nailgun_host.auth import (ANONYMOUS, ENVIRON_KEY, AuthenticationFailed, AuthenticationUnavailable,
-                               credential_cache, json_response, keystone_v2, plausible_token)
+from nailgun_host.auth import (ANONYMOUS, ENVIRON_KEY, AuthenticationFailed, AuthenticationUnavailable, TryLater,
+                               check_slots, credential_cache, json_response, keystone_v2, lockout,
+                               plausible_token)
 
 LOG = logging.getLogger(__name__)
 PUBLIC_PATH = re.compile(r"/api(/v1)?/(version|health)/?")  # matched whole (fullmatch)
@@ -41,13 +45,17 @@ def decode_basic(header):
 class AuthMiddleware:
     """Authenticates every non-public request with the configured method (see the package docstring)."""
 
-    def __init__(self, app, method, realm="nailgun", credential_cache_ttl=60, local_users=None, keystone=None):
+    def __init__(self, app, method, slots, failures, realm="nailgun", credential_cache_ttl=60, local_users=None,
+                 keystone=None):
         self.app = app
         self.method = method
         self.realm = realm
         self.local_users = local_users
         self.keystone = keystone
         self.cache = credential_cache.CredentialCache(credential_cache_ttl)
+        #: password checks run in these few slots (``check_slots``), counted by ``failures`` (``lockout``)
+        self.slots = slots
+        self.failures = failures
         self.token_app = keystone.token_filter(self._token_confirmed) if keystone else None
         self.login = keystone_v2.TokenIssuer(self) if method != "none" else None
 
@@ -72,15 +80,30 @@ class AuthMiddleware:
                              "is unavailable); try again later",
                              [("Retry-After", "10")])
 
+    @staticmethod
+    def try_later(start_response, exc):
+        return json_response(start_response, exc.status, str(exc), [("Retry-After", str(exc.retry_after))])
+
     # -- checking credentials ---------------------------------------------------------------
 
-    def check_password(self, user, password):
-        """The identity of a user name and password (Keystone's answers are cached briefly)."""
+    def password_check(self, user, address, check):
+        """``check()``, a bcrypt check or a Keystone password authentication, in a check slot and counted
+        as a failure of ``user`` and ``address`` if wrong (``TryLater`` when locked out or no slot is free)."""
+        with self.failures.attempt(user, address), self.slots.slot():
+            return check()
+
+    def check_password(self, user, password, address=None):
+        """The identity of a user name and password: at once when checked lately (unless the name or
+        address is locked), else checked in a slot (Keystone's answers are then remembered briefly)."""
+        self.failures.refuse_if_locked(user, address)
         if self.local_users:
-            return self.local_users.check_password(user, password)
+            identity = self.local_users.remembered(user, password)
+            return identity or self.password_check(
+                user, address, lambda: self.local_users.check_password(user, password))
         identity = self.cache.get(user, password)
         if identity is None:
-            identity, _access = self.keystone.check_password(user, password)
+            identity, _access = self.password_check(user, address,
+                                                    lambda: self.keystone.check_password(user, password))
             self.cache.put(user, password, identity)
         return identity
 
@@ -144,7 +167,7 @@ class AuthMiddleware:
             environ["HTTP_X_AUTH_TOKEN"] = token  # what auth_token reads: the value checked here
         try:
             if authorization[:6].lower() == "basic ":
-                identity = self.check_password(*decode_basic(authorization))
+                identity = self.check_password(*decode_basic(authorization), environ.get("REMOTE_ADDR"))
             elif token and self.keystone:
                 return self._keystone_token(environ, start_response)
             elif token:
@@ -155,6 +178,8 @@ class AuthMiddleware:
             return self.unauthorized(start_response, str(exc))
         except AuthenticationUnavailable as exc:
             return self.unavailable(start_response, str(exc))
+        except TryLater as exc:
+            return self.try_later(start_response, exc)
         return self._pass(identity, environ, start_response)
 
 
@@ -164,7 +189,12 @@ def build(app, auth_settings):
 
     method = auth_settings.get("method", "none")
     options = dict(realm=auth_settings.get("realm", "nailgun"),
-                   credential_cache_ttl=float(auth_settings.get("credential_cache_ttl", 60)))
+                   credential_cache_ttl=float(auth_settings.get("credential_cache_ttl", 60)),
+                   slots=check_slots.CheckSlots(auth_settings["password_checks"] or check_slots.cores(),
+                                                auth_settings["password_check_wait_ms"]),
+                   failures=lockout.FailedLogins(auth_settings["lockout_failure_attempts"],
+                                                 auth_settings["lockout_duration"],
+                                                 auth_settings["lockout_address_failure_attempts"]))
     if method == "keystone":
         from nailgun_host.auth.keystone import Keystone
 
