@@ -393,6 +393,21 @@ def _rotate_token_key(url, revoke):
     return 0
 
 
+def _migrated_database(url):
+    """Use the database at ``url`` (``db.configure``) if it exists and is migrated; StartupError otherwise."""
+    if _missing_sqlite_file(url):
+        raise StartupError("no database at {0}: name the servers' database (--db-url, NAILGUN_DB_URL or "
+                           "DATABASE_URL)".format(_missing_sqlite_file(url)))
+    _use_database(url, migrate=False)
+    try:
+        late = migration.behind(migration.read_status(url))
+    except sqlalchemy.exc.DBAPIError as exc:
+        raise StartupError("cannot use the database {0}: {1}".format(_shown(url), str(exc).splitlines()[0]))
+    if late:
+        raise StartupError("the database {0} is not migrated ({1} not at the head): run nailgun-syncdb".format(
+            _shown(url), ", ".join(late)))
+
+
 def secrets_keys(argv=None):
     """``nailgun-secrets``: the key repository of the secrets at rest (README "Secrets")."""
     from nailgun_host import secrets
@@ -420,21 +435,20 @@ def secrets_keys(argv=None):
     def main(args):
         url = _load_settings(args)
         path = secrets.repository_path()
+        print("database: {0}\nkey repository: {1}".format(_shown(url), path), flush=True)
+        _migrated_database(url)
         try:
-            if args.command == "rotate":
-                print("key {0} is the primary of {1}; now run: nailgun-secrets reencrypt".format(
-                    keys.rotate(path), path))
-                return 0
-            _use_database(url, migrate=False)
             get_all_extensions()  # their tables hold secrets too
-            sealed.check_keys(db.get_engine())
+            sealed.check_keys(db.get_engine())  # the keys are this database's (a first use creates them)
+            if args.command == "rotate":
+                print("key {0} is the primary; now run: nailgun-secrets reencrypt".format(keys.rotate(path)))
+                return 0
             if args.command == "reencrypt":
                 for column, count in sealed.reencrypt_all().items():
                     print("{0}: {1} value(s) encrypted again".format(column, count))
                 return 0
             stale = sum(sealed.reencrypt_all(dry_run=True).values())
             if args.command == "status":
-                print("key repository {0}".format(path))
                 for number, role in secrets.keyset().roles():
                     print("  key {0}: {1}".format(number, role))
                 print("{0} stored value(s) not yet under the primary key".format(stale))
