@@ -165,17 +165,12 @@ class LocalUsers:
             encoded = token.encode("ascii")
             if base64.urlsafe_b64encode(base64.urlsafe_b64decode(encoded)) != encoded:
                 raise ValueError("not canonical base64")  # Fernet alone would accept trailing junk
-            claims = json.loads(self.token_keys.open(encoded, _user_and_fingerprint))
+            claims = json.loads(self.token_keys.open(encoded))
             name, expires, carried = claims["user"], float(claims["expires"]), claims["password"]
         except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
             raise AuthenticationFailed("the token is invalid or expired")
         entry = content["users"].get(name)
-        if expires < time.time() or entry is None or carried != fingerprint(entry):
+        if expires < time.time() or entry is None or carried != fingerprint(entry) or \
+                self.token_keys.revoked(name, carried):
             raise AuthenticationFailed("the token is invalid or expired")
         return self._identity(name, content), expires
-
-
-
-def _user_and_fingerprint(payload):
-    claims = json.loads(payload)
-    return claims["user"], claims["password"]

@@ -181,7 +181,7 @@ def test_hosts_starting_at_once_make_one_first_key(migrated_db):
         thread.join()
     for copy in copies:
         for token in tokens.values():
-            assert copy.open(token, lambda payload: ("u", "p?")) == b'{"user": "u", "password": "p"}'
+            assert copy.open(token) == b'{"user": "u", "password": "p"}'
     with migrated_db[0].connect() as connection:
         assert connection.exec_driver_sql("SELECT count(*) FROM auth_token_keys").scalar() == 1
 
