@@ -5,6 +5,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import sqlalchemy as sa
@@ -53,8 +54,8 @@ def nailgun_api(db_url, env=None):
 
 @contextlib.contextmanager
 def database(pg_url, name, directory):
-    """A SQLite file in ``directory``, or (``pg_url``) a scratch PostgreSQL database ``name`` next to it,
-    dropped afterwards; its URL."""
+    """A SQLite file in ``directory``, or (``pg_url``) a scratch PostgreSQL database ``name`` next to it, with a
+    key repository of its own (``NAILGUN_KEY_REPOSITORY``, unless set), dropped afterwards; its URL."""
     if not pg_url:
         yield "sqlite:///" + os.path.join(directory, "{0}.db".format(name))
         return
@@ -62,9 +63,15 @@ def database(pg_url, name, directory):
     with admin.connect() as connection:
         connection.execute(sa.text("DROP DATABASE IF EXISTS {0} WITH (FORCE)".format(name)))
         connection.execute(sa.text("CREATE DATABASE " + name))
+    keys = tempfile.mkdtemp(prefix=name + "-")
+    named = "NAILGUN_KEY_REPOSITORY" in os.environ
+    os.environ.setdefault("NAILGUN_KEY_REPOSITORY", os.path.join(keys, "fernet-keys"))
     try:
         yield sa.make_url(pg_url).set(database=name).render_as_string(hide_password=False)
     finally:
         with admin.connect() as connection:
             connection.execute(sa.text("DROP DATABASE IF EXISTS {0} WITH (FORCE)".format(name)))
         admin.dispose()
+        if not named:
+            del os.environ["NAILGUN_KEY_REPOSITORY"]
+        shutil.rmtree(keys)

@@ -56,11 +56,10 @@ def _shown(url):
         return url
 
 
-def _use_database(url, migrate, refuse_newer=True):
-    """Migrate (``prepare_database``) or only connect to ``url``; StartupError when it cannot be used,
-    or (``refuse_newer``) when newer code has migrated it: this code would misread its tables."""
+def _engine(url):
+    """An engine of ``url`` (nothing connected yet); StartupError when it cannot be made."""
     try:
-        db.make_engine(url).dispose()
+        return db.make_engine(url)
     except ImportError as exc:
         raise StartupError("cannot use the database {0}: its driver is not installed ({1})".format(
             _shown(url), exc))
@@ -68,6 +67,12 @@ def _use_database(url, migrate, refuse_newer=True):
         raise StartupError("the database URL {0} is not valid: {1}".format(_shown(url), exc))
     except OSError as exc:  # the directory of a SQLite file cannot be made
         raise StartupError("cannot use the database {0}: {1}".format(_shown(url), exc))
+
+
+def _use_database(url, migrate, refuse_newer=True):
+    """Migrate (``prepare_database``) or only connect to ``url``; StartupError when it cannot be used,
+    or (``refuse_newer``) when newer code has migrated it: this code would misread its tables."""
+    _engine(url).dispose()
     try:
         if migrate:
             prepare_database(url)
@@ -290,8 +295,9 @@ def users(argv=None):
     parser = argparse.ArgumentParser(
         prog="nailgun-users",
         description="Keep the users file of AUTH method local (AUTH.users_file): bcrypt password hashes and roles. "
-                    "A running server sees changes at its next request.")
-    parser.add_argument("--config", help=CONFIG_HELP)
+                    "A running server sees changes at its next request. Deleting a user or changing a password "
+                    "also revokes the user's tokens in the database, for every host.")
+    _common_arguments(parser)
     parser.add_argument("--users-file", help="the users file (default: AUTH.users_file of the settings)")
     commands = parser.add_subparsers(dest="command", required=True)
     setting = commands.add_parser("set", help="add a user or change its password and roles; the password is read "
@@ -300,15 +306,18 @@ def users(argv=None):
     setting.add_argument("--role", action="append", required=True,
                          help="a role ({0}); repeat for several".format(", ".join(sorted(known_roles))))
     setting.add_argument("--keep-password", action="store_true", help="change only the roles of an existing user")
-    deleting = commands.add_parser("delete", help="remove a user (their tokens stop working)")
+    deleting = commands.add_parser("delete", help="remove a user and revoke their tokens on every host")
     deleting.add_argument("name")
     commands.add_parser("list", help="the users and their roles")
+    rotating = commands.add_parser(
+        "rotate-token-key", help="sign new tokens with a new key; tokens signed before stay valid until they expire")
+    rotating.add_argument("--revoke", action="store_true", help="refuse every token issued so far, at once")
 
     def main(args):
-        path = args.users_file
-        if not path:
-            _load_settings(argparse.Namespace(config=args.config, db_url=None))
-            path = settings["AUTH"]["users_file"]
+        url = _load_settings(args)
+        path = args.users_file or settings["AUTH"]["users_file"]
+        if args.command == "rotate-token-key":
+            return _rotate_token_key(url, args.revoke)
         try:
             content = local.load(path) if os.path.exists(path) else local.new_users_file()
         except local.UsersFileError as exc:
@@ -318,8 +327,9 @@ def users(argv=None):
                 print("{0}: {1}".format(name, ", ".join(entry.get("roles", []))))
             return 0
         if args.command == "delete":
-            if content["users"].pop(args.name, None) is None:
+            if args.name not in content["users"]:
                 raise StartupError("no user {0} in {1}".format(args.name, path))
+            _revoke_tokens(url, args.name, content["users"].pop(args.name))
         else:
             if not args.name or ":" in args.name or args.name != args.name.strip():
                 raise StartupError("a user name must not be empty, contain ':' (HTTP Basic could not carry it) "
@@ -336,7 +346,10 @@ def users(argv=None):
                 password = entry["password"] if args.keep_password else local.hash_password(_read_password(args))
             except ValueError as exc:
                 raise StartupError(str(exc))
+            if entry is not None and password != entry["password"]:
+                _revoke_tokens(url, args.name, entry)
             content["users"][args.name] = {"password": password, "roles": sorted(set(args.role))}
+        content.pop("token_secret", None)  # written by earlier versions: tokens are signed with the database's keys
         try:
             local.save(path, content)
         except OSError as exc:
@@ -344,6 +357,55 @@ def users(argv=None):
         return 0
 
     return _run(parser, main, argv)
+
+
+def _on_token_keys(url, doing, change):
+    """``change(engine)`` on the database whose token keys and revocations the servers read (it must exist);
+    ``doing`` says what, in the error."""
+    if _missing_sqlite_file(url):
+        raise StartupError("no database at {0}: name the servers' database (--db-url or DATABASE_URL)".format(
+            _missing_sqlite_file(url)))
+    engine = _engine(url)
+    try:
+        return change(engine)
+    except sqlalchemy.exc.DBAPIError as exc:
+        raise StartupError("cannot {0} in the database {1} (run nailgun-syncdb if it is not migrated): {2}".format(
+            doing, _shown(url), str(exc).splitlines()[0]))
+    finally:
+        engine.dispose()
+
+
+def _revoke_tokens(url, name, entry):
+    """Refuse the tokens of ``name`` under the password of ``entry`` (users file) on every host of ``url``."""
+    from nailgun_host.auth import local, token_keys
+
+    _on_token_keys(url, "revoke the tokens of {0} (the users file is unchanged)".format(name),
+                   lambda engine: token_keys.revoke(engine, name, local.fingerprint(entry)))
+
+
+def _rotate_token_key(url, revoke):
+    from nailgun_host.auth import token_keys
+
+    primary, kept = _on_token_keys(url, "rotate the token keys", lambda engine: token_keys.rotate(
+        engine, settings["AUTH"]["token_ttl"], revoke=revoke))
+    print("token key {0} signs new tokens in {1}; keys that still open tokens: {2}".format(
+        primary, _shown(url), ", ".join(map(str, kept))))
+    return 0
+
+
+def _migrated_database(url):
+    """Use the database at ``url`` (``db.configure``) if it exists and is migrated; StartupError otherwise."""
+    if _missing_sqlite_file(url):
+        raise StartupError("no database at {0}: name the servers' database (--db-url, NAILGUN_DB_URL or "
+                           "DATABASE_URL)".format(_missing_sqlite_file(url)))
+    _use_database(url, migrate=False)
+    try:
+        late = migration.behind(migration.read_status(url))
+    except sqlalchemy.exc.DBAPIError as exc:
+        raise StartupError("cannot use the database {0}: {1}".format(_shown(url), str(exc).splitlines()[0]))
+    if late:
+        raise StartupError("the database {0} is not migrated ({1} not at the head): run nailgun-syncdb".format(
+            _shown(url), ", ".join(late)))
 
 
 def secrets_keys(argv=None):
@@ -373,21 +435,20 @@ def secrets_keys(argv=None):
     def main(args):
         url = _load_settings(args)
         path = secrets.repository_path()
+        print("database: {0}\nkey repository: {1}".format(_shown(url), path), flush=True)
+        _migrated_database(url)
         try:
-            if args.command == "rotate":
-                print("key {0} is the primary of {1}; now run: nailgun-secrets reencrypt".format(
-                    keys.rotate(path), path))
-                return 0
-            _use_database(url, migrate=False)
             get_all_extensions()  # their tables hold secrets too
-            sealed.check_keys(db.get_engine())
+            sealed.check_keys(db.get_engine())  # the keys are this database's (a first use creates them)
+            if args.command == "rotate":
+                print("key {0} is the primary; now run: nailgun-secrets reencrypt".format(keys.rotate(path)))
+                return 0
             if args.command == "reencrypt":
                 for column, count in sealed.reencrypt_all().items():
                     print("{0}: {1} value(s) encrypted again".format(column, count))
                 return 0
             stale = sum(sealed.reencrypt_all(dry_run=True).values())
             if args.command == "status":
-                print("key repository {0}".format(path))
                 for number, role in secrets.keyset().roles():
                     print("  key {0}: {1}".format(number, role))
                 print("{0} stored value(s) not yet under the primary key".format(stale))

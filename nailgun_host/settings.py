@@ -64,7 +64,7 @@ DEFAULTS = {
     },
     # secrets at rest and who sees them: README "Secrets"; nailgun_host.secrets
     "SECRETS": {
-        "key_repository": None,  # None: fernet-keys next to SQLITE_PATH; production: /etc/nailgun/fernet-keys
+        "key_repository": None,  # None: <SQLite file>.fernet-keys; required for any other database
         "patterns": None,  # None: nailgun_host.secrets.classify.DEFAULT_PATTERNS
     },
     # the log: README "Logs and statistics"; nailgun_host.request_log
@@ -152,6 +152,13 @@ def _check_login_limits(auth):
     if auth["password_check_wait_ms"] > MAX_CHECK_WAIT_MS:
         raise ValueError("AUTH.password_check_wait_ms must be at most {0}, not {1!r}".format(
             MAX_CHECK_WAIT_MS, auth["password_check_wait_ms"]))
+
+
+def _check_key_repository(settings):
+    """A database that is not a SQLite file (PostgreSQL) is shared by hosts: they must name its keys."""
+    if settings["SECRETS"]["key_repository"] is None and settings.sqlite_file is None:
+        raise ValueError("SECRETS.key_repository must name the directory of the secrets' keys when the database "
+                         "is not a SQLite file (every host of it needs the same keys); also NAILGUN_KEY_REPOSITORY")
 
 
 def _check_configdb(configdb):
@@ -266,6 +273,7 @@ class Settings(dict):
         _check_read_cache(self["READ_CACHE"])
         _check_log(self["LOG"])
         _check_stats(self["STATS"])
+        _check_key_repository(self)
         return self
 
     @property
@@ -273,6 +281,21 @@ class Settings(dict):
         if self.get("DATABASE_URL"):
             return self["DATABASE_URL"]
         return "sqlite:///" + self["SQLITE_PATH"]
+
+    @property
+    def sqlite_file(self):
+        """The absolute path of the SQLite file the database URL names; None for any other database (an
+        in-memory SQLite one included), and for a URL that is not one (using it says why)."""
+        import sqlalchemy
+
+        try:
+            url = sqlalchemy.make_url(self.database_url)
+        except sqlalchemy.exc.ArgumentError:
+            return None
+        if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:") or \
+                url.database.startswith("file:"):
+            return None
+        return os.path.abspath(url.database)
 
 
 settings = Settings(copy.deepcopy(DEFAULTS))

@@ -357,7 +357,8 @@ def test_console_session_runs_as_printed(title, migrated_db, db_url, tmp_path):
         env = {key: value for key, value in os.environ.items()
                if key not in CLIENT_DEFAULTS and key not in ("FUELCLIENT_CUSTOM_SETTINGS", "XDG_CONFIG_HOME")}
         env.update(HOME=str(tmp_path), PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
-                   SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port), LC_ALL="C.UTF-8", **session_env)
+                   SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(server.port), LC_ALL="C.UTF-8",
+                   NAILGUN_DB_URL=db_url, **session_env)  # the server's database, as for a reader's commands
         shell = Shell(tmp_path, env)
         try:
             for command, expected in steps:

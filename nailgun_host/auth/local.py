@@ -2,11 +2,12 @@
 
 The file (``AUTH.users_file``, mode 0600)::
 
-    token_secret: <a Fernet key>        # signs the tokens POST /keystone/v2.0/tokens issues
     users:
       admin: {password: "$2b$12$...", roles: [admin]}
 
-``nailgun-users`` writes it. It is read again whenever it changes on disk, so a user added,
+``nailgun-users`` writes it. (The ``token_secret`` that files of earlier versions carry is ignored, and
+dropped at the next write: tokens are signed with the keys in the database, ``token_keys``, so that every
+host of the database accepts them.) It is read again whenever it changes on disk, so a user added,
 removed or given other roles counts at the next request, in every worker. A token names its
 user, its expiry and a fingerprint of the user's password hash: roles are looked up at each
 request, and a removed user's tokens, or tokens issued before a password change, stop working.
@@ -24,7 +25,6 @@ import time
 
 import bcrypt
 import yaml
-from cryptography.fernet import Fernet, InvalidToken
 
 from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, Identity
 
@@ -57,20 +57,21 @@ def _read(path):
     except (OSError, yaml.YAMLError) as exc:
         raise UsersFileError("cannot read the users file {0}: {1}".format(path, exc))
     users = loaded.get("users") if isinstance(loaded, dict) else None
-    if not isinstance(users, dict) or not isinstance(loaded.get("token_secret"), str) or not all(
+    if not isinstance(users, dict) or not all(
             isinstance(entry, dict) and isinstance(entry.get("password"), str)
             and isinstance(entry.get("roles", []), list) for entry in users.values()):
-        raise UsersFileError("{0} is not a users file: it needs token_secret and users "
+        raise UsersFileError("{0} is not a users file: it needs users "
                              "({{name: {{password: <bcrypt hash>, roles: [...]}}}})".format(path))
-    try:
-        Fernet(loaded["token_secret"])
-    except ValueError:
-        raise UsersFileError("the token_secret of {0} is not a Fernet key".format(path))
     return loaded
 
 
 def new_users_file():
-    return {"token_secret": Fernet.generate_key().decode(), "users": {}}
+    return {"users": {}}
+
+
+def fingerprint(entry):
+    """What a token carries of its user's password hash: a new password, or a revocation, ends the token."""
+    return hashlib.sha256(entry["password"].encode()).hexdigest()[:16]
 
 
 def hash_password(password):
@@ -102,9 +103,11 @@ def load(path):
 class LocalUsers:
     """The users file of a running server, re-read when it changes."""
 
-    def __init__(self, path, token_ttl, cache):
+    def __init__(self, path, token_ttl, cache, token_keys):
         self.path = path
         self.token_ttl = token_ttl
+        #: the keys that sign and open tokens, and the revocations (``token_keys.TokenKeys``)
+        self.token_keys = token_keys
         #: passwords found right, keyed with the stored hash too: a changed password counts at once
         self.cache = cache
         self._lock = threading.Lock()
@@ -154,17 +157,13 @@ class LocalUsers:
         self.cache.put("{0}\0{1}".format(name, stored), password, True)
         return self._identity(name, content)
 
-    @staticmethod
-    def _fingerprint(entry):
-        return hashlib.sha256(entry["password"].encode()).hexdigest()[:16]
-
     def issue_token(self, identity, expires=None):
         """A token of the user valid ``token_ttl`` seconds (or until ``expires``): (token, expiry time)."""
         content = self._content_now()
         expires = expires or time.time() + self.token_ttl
         payload = json.dumps({"user": identity.name, "expires": expires,
-                              "password": self._fingerprint(content["users"][identity.name])}).encode()
-        return Fernet(content["token_secret"]).encrypt(payload).decode(), expires
+                              "password": fingerprint(content["users"][identity.name])}).encode()
+        return self.token_keys.sign(payload).decode(), expires
 
     def check_token(self, token):
         """The identity a token of this server names, and when the token expires."""
@@ -173,12 +172,12 @@ class LocalUsers:
             encoded = token.encode("ascii")
             if base64.urlsafe_b64encode(base64.urlsafe_b64decode(encoded)) != encoded:
                 raise ValueError("not canonical base64")  # Fernet alone would accept trailing junk
-            claims = json.loads(Fernet(content["token_secret"]).decrypt(encoded))
-            name, expires, fingerprint = claims["user"], float(claims["expires"]), claims["password"]
-        except (InvalidToken, ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
+            claims = json.loads(self.token_keys.open(encoded))
+            name, expires, carried = claims["user"], float(claims["expires"]), claims["password"]
+        except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
             raise AuthenticationFailed("the token is invalid or expired")
         entry = content["users"].get(name)
-        if expires < time.time() or entry is None or fingerprint != self._fingerprint(entry):
+        if expires < time.time() or entry is None or carried != fingerprint(entry) or \
+                self.token_keys.revoked(name, carried):
             raise AuthenticationFailed("the token is invalid or expired")
         return self._identity(name, content), expires
-

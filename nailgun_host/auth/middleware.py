@@ -185,7 +185,7 @@ class AuthMiddleware:
 
 def build(app, auth_settings):
     """``app`` behind the authentication ``auth_settings`` (the ``AUTH`` section) asks for."""
-    from nailgun_host.auth import local
+    from nailgun_host.auth import local, token_keys
 
     method = auth_settings.get("method", "none")
     options = dict(realm=auth_settings.get("realm", "nailgun"),
@@ -201,6 +201,7 @@ def build(app, auth_settings):
         return AuthMiddleware(app, method, keystone=Keystone(auth_settings.get("keystone") or {}), **options)
     if method == "local":
         users = local.LocalUsers(auth_settings["users_file"], float(auth_settings.get("token_ttl", 3600)),
-                                 credential_cache.CredentialCache(options["credential_cache_ttl"]))
+                                 credential_cache.CredentialCache(options["credential_cache_ttl"]),
+                                 token_keys.TokenKeys())
         return AuthMiddleware(app, method, local_users=users, **options)
     return AuthMiddleware(app, "none", **options)

@@ -336,3 +336,26 @@ class RequestStatsCount(Base):
     errors: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     #: the sum of the requests' response times
     seconds: Mapped[float] = mapped_column(default=0.0)
+
+
+class TokenKey(Base):
+    """A Fernet key of local mode's tokens (``nailgun_host.auth.token_keys``): the highest id signs, the others
+    still open the tokens they signed until those expire."""
+
+    __tablename__ = "auth_token_keys"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    key: Mapped[str] = mapped_column(sa.String(64))
+    #: when a newer key became the primary; None: this one is the primary
+    superseded_at: Mapped[datetime.datetime | None] = mapped_column()
+
+
+class TokenRevocation(Base):
+    """Local mode: tokens of ``user_name`` that carry ``password_fingerprint`` are refused by every host, whatever
+    its copy of the users file says (``nailgun-users delete``, or a new password)."""
+
+    __tablename__ = "auth_revocations"
+
+    user_name: Mapped[str] = mapped_column(sa.String(512), primary_key=True)
+    password_fingerprint: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    revoked_at: Mapped[datetime.datetime] = mapped_column(default=_now)

@@ -105,10 +105,13 @@ def check_keys(engine):
     with engine.begin() as connection:
         token = connection.scalar(read)
     if token is not None and not os.path.exists(secrets.repository_path()):
+        earlier = secrets.earlier_default()
         raise keys.KeyRepositoryError(
             "The key repository {0} does not exist, and this database holds secrets encrypted with keys: set "
             "SECRETS.key_repository to the repository the database was used with (or restore it from its "
-            "backup).".format(secrets.repository_path()))
+            "backup).{1}".format(secrets.repository_path(), "" if earlier is None else
+                                 " {0}, the default of earlier versions, is there: if it is this database's, "
+                                 "move it to {1}.".format(earlier, secrets.repository_path())))
     keyset = secrets.keyset(create=token is None)
     if token is None:
         try:

@@ -20,12 +20,25 @@ _lock = threading.Lock()
 _cache = {"path": None, "stamp": None, "keyset": None, "checked": 0.0}
 
 
+#: the name of the default repository, after the SQLite file's: two databases of one directory have their own
+SUFFIX = ".fernet-keys"
+
+
 def repository_path():
-    """The key repository's directory: ``SECRETS.key_repository``, by default next to the SQLite file."""
+    """The key repository's directory: ``SECRETS.key_repository``, by default ``<SQLite file>.fernet-keys``
+    (the settings require one for any other database)."""
     configured = settings["SECRETS"].get("key_repository")
     if configured:
         return os.path.abspath(configured)
-    return os.path.join(os.path.dirname(os.path.abspath(settings["SQLITE_PATH"])), "fernet-keys")
+    return settings.sqlite_file + SUFFIX
+
+
+def earlier_default():
+    """``fernet-keys`` next to the SQLite file, the default of earlier versions, when it is there and not in use."""
+    if settings["SECRETS"].get("key_repository") or settings.sqlite_file is None:
+        return None
+    path = os.path.join(os.path.dirname(settings.sqlite_file), "fernet-keys")
+    return path if os.path.isdir(path) else None
 
 
 def patterns():

@@ -236,7 +236,7 @@ def test_a_policy_file_overrides_the_rules_in_code(migrated_db, tmp_path, auth_s
     app.get("/api/v1/clusters/", headers=basic("reader"), status=200)
 
 
-def test_users_command_writes_a_private_file_and_the_server_sees_it(migrated_db, tmp_path, auth_settings,
+def test_users_command_writes_a_private_file_and_the_server_sees_it(migrated_db, db_url, tmp_path, auth_settings,
                                                                      monkeypatch, capsys):
     import io
 
@@ -255,20 +255,21 @@ def test_users_command_writes_a_private_file_and_the_server_sees_it(migrated_db,
     app.post_json("/api/v1/clusters/", {}, headers=auth, status=403)
     assert server.users(["--users-file", str(users_file), "list"]) == 0
     assert "ops: reader" in capsys.readouterr().out
-    assert server.users(["--users-file", str(users_file), "delete", "ops"]) == 0
+    assert server.users(["--db-url", db_url, "--users-file", str(users_file), "delete", "ops"]) == 0
     app.get("/api/v1/clusters/", headers=auth, status=401)
     with pytest.raises(SystemExit):
-        server.users(["--users-file", str(users_file), "delete", "ops"])
+        server.users(["--db-url", db_url, "--users-file", str(users_file), "delete", "ops"])
 
 
-def test_a_changed_password_counts_at_once(local_app, tmp_path, monkeypatch):
+def test_a_changed_password_counts_at_once(local_app, db_url, tmp_path, monkeypatch):
     import io
 
     from nailgun_host import server
 
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=200)  # now in the cache
     monkeypatch.setattr("sys.stdin", io.StringIO("new-pw\n"))
-    assert server.users(["--users-file", str(tmp_path / "users.yaml"), "set", "reader", "--role", "reader"]) == 0
+    assert server.users(["--db-url", db_url, "--users-file", str(tmp_path / "users.yaml"), "set", "reader", "--role",
+                         "reader"]) == 0
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
     local_app.get("/api/v1/clusters/", headers=basic("reader", "new-pw"), status=200)
 
@@ -341,7 +342,7 @@ def test_a_policy_file_that_does_not_parse_stops_the_start(migrated_db, tmp_path
 def test_a_users_file_that_breaks_while_serving_refuses_with_503(local_app, tmp_path):
     token = login(local_app, "member").json["access"]["token"]["id"]
     users_file = tmp_path / "users.yaml"
-    for broken in ("users: [\n", "token_secret: 1\nusers: {}\n", ""):
+    for broken in ("users: [\n", "users: {member: 1}\n", ""):
         users_file.write_text(broken)
         for headers in (basic("member"), {"X-Auth-Token": token}):
             answer = local_app.get("/api/v1/clusters/", headers=headers, status=503)
@@ -351,7 +352,7 @@ def test_a_users_file_that_breaks_while_serving_refuses_with_503(local_app, tmp_
     local_app.get("/api/v1/clusters/", headers=basic("member"), status=503)
 
 
-def test_local_tokens_keep_their_expiry_and_die_with_a_password_change(local_app, tmp_path, monkeypatch):
+def test_local_tokens_keep_their_expiry_and_die_with_a_password_change(local_app, db_url, tmp_path, monkeypatch):
     import io
 
     from nailgun_host import server
@@ -364,7 +365,8 @@ def test_local_tokens_keep_their_expiry_and_die_with_a_password_change(local_app
     local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": first["id"] + "=="}, status=401)
     local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": again["id"]}, status=200)
     monkeypatch.setattr("sys.stdin", io.StringIO("changed-pw\n"))
-    assert server.users(["--users-file", str(tmp_path / "users.yaml"), "set", "member", "--role", "member"]) == 0
+    assert server.users(["--db-url", db_url, "--users-file", str(tmp_path / "users.yaml"), "set", "member", "--role",
+                         "member"]) == 0
     for token in (first["id"], again["id"]):
         local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, status=401)
 

@@ -176,7 +176,7 @@ def test_help_says_where_the_settings_and_the_database_come_from(tmp_path):
              "/etc/fuel-nailgun-extensions/settings.yaml when it exists; NAILGUN_CONFIG= reads no file)"
     db_url = "--db-url DB_URL SQLAlchemy URL (default: $NAILGUN_DB_URL, else DATABASE_URL of the settings file, " \
              "else the embedded SQLite file)"
-    for script, has_db_url in (("syncdb", True), ("serve", True), ("users", False), ("secrets_keys", True)):
+    for script, has_db_url in (("syncdb", True), ("serve", True), ("users", True), ("secrets_keys", True)):
         result = _run(script, ["--help"], _environ(tmp_path))
         assert result.returncode == 0, result.stderr
         text = " ".join(result.stdout.split())
