@@ -3,6 +3,7 @@
 Two applications built here are two hosts: each its own copy of the users file and its own process copy of
 the keys. The end-to-end check with real servers and fuel2 is tests/host/test_shared_tokens_live.py.
 """
+import copy
 import io
 import shutil
 import threading
@@ -10,7 +11,7 @@ import threading
 import pytest
 import webtest
 
-from nailgun_host import server
+from nailgun_host import server, settings
 from nailgun_host.app import build_wsgi
 from nailgun_host.auth import middleware, token_keys
 from tests.host.test_auth import auth_settings, basic, login, write_users_file  # noqa: F401 (fixture)
@@ -148,8 +149,9 @@ def test_a_token_check_asks_the_database_nothing_until_its_copy_is_older_than_re
         start_response("200 OK", [])
         return [b""]
 
-    checked = middleware.build(nothing, {
-        "method": "local", "users_file": str(write_users_file(tmp_path / "users.yaml"))})
+    checked = middleware.build(nothing, dict(
+        copy.deepcopy(settings.DEFAULTS["AUTH"]), method="local",
+        users_file=str(write_users_file(tmp_path / "users.yaml"))))
     app = webtest.TestApp(checked)
     token = token_of(app, "member")
     with query_counter.counting() as steady:
