@@ -41,6 +41,8 @@ def _common_arguments(parser):
 
 def _load_settings(args):
     overrides = {"DATABASE_URL": args.db_url} if args.db_url else {}
+    if getattr(args, "allow_insecure_no_auth", False):  # nailgun-api's and nailgun-feed's flag
+        overrides["AUTH"] = {"allow_insecure_no_auth": True}
     try:
         settings.reload(args.config, overrides)
     except (OSError, ValueError, yaml.YAMLError) as exc:
@@ -173,11 +175,13 @@ def _is_loopback(host):
 
 def _check_exposure(args):
     """Refuse to serve everyone's credentials to the network without authentication."""
-    if settings["AUTH"]["method"] == "none" and not _is_loopback(args.host) and not args.allow_insecure_no_auth:
+    auth = settings["AUTH"]
+    if auth["method"] == "none" and not _is_loopback(args.host) and not auth["allow_insecure_no_auth"]:
         raise StartupError(
-            "refusing to listen on {0} with AUTH method none: anyone who reaches the port could read and change "
-            "every cluster and credential. Set AUTH.method to local or keystone, listen on 127.0.0.1, or pass "
-            "--allow-insecure-no-auth".format(args.host))
+            "refusing to listen on {0} with AUTH method none: it would answer every client off this host 401. "
+            "Set AUTH.method to local or keystone, listen on 127.0.0.1, or pass --allow-insecure-no-auth "
+            "(AUTH.allow_insecure_no_auth: anyone who reaches the port could read and change every cluster and "
+            "credential)".format(args.host))
     if bool(args.cert_file) != bool(args.key_file):
         raise StartupError("--cert-file and --key-file go together")
 
@@ -194,12 +198,14 @@ def _configure_logging():
 
 def _build_wsgi():
     from nailgun_host.app import build_wsgi
+    from nailgun_host.auth import middleware
     from nailgun_host.auth.local import UsersFileError
     from nailgun_host.secrets.keys import KeyRepositoryError
     from nailgun_host.stats import MetricsDirError
 
     from nailgun_host.extensions import SettingsError
 
+    middleware.warn_at_start(settings["AUTH"])
     try:
         application = build_wsgi()
     except (SettingsError, MetricsDirError) as exc:
@@ -231,8 +237,8 @@ def serve(argv=None):
     parser.add_argument("--cert-file", help="serve HTTPS with this PEM certificate (chain)")
     parser.add_argument("--key-file", help="the PEM private key of --cert-file")
     parser.add_argument("--allow-insecure-no-auth", action="store_true",
-                        help="listen on a non-loopback address although AUTH method is none (anyone who reaches "
-                             "the port may read and change everything)")
+                        help="AUTH.allow_insecure_no_auth: with AUTH method none, listen on a non-loopback address "
+                             "and serve every client (anyone who reaches the port may read and change everything)")
 
     def main(args):
         url = _load_settings(args)

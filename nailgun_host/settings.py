@@ -76,6 +76,7 @@ DEFAULTS = {
     # who may call the API: README "Authentication and TLS"; nailgun_host.auth
     "AUTH": {
         "method": "none",  # none | local | keystone
+        "allow_insecure_no_auth": False,  # method none: serve clients off loopback too (auth.middleware)
         "realm": "nailgun",
         "users_file": "/etc/nailgun/users.yaml",
         "token_ttl": 3600,
@@ -125,6 +126,9 @@ def _check_auth(auth):
         raise ValueError("AUTH.enabled is no longer read: set AUTH.method to local or keystone (or none)")
     _unknown_keys(auth, DEFAULTS["AUTH"], "AUTH.")
     _unknown_keys(auth["keystone"], DEFAULTS["AUTH"]["keystone"], "AUTH.keystone.")
+    if not isinstance(auth["allow_insecure_no_auth"], bool):
+        raise ValueError("AUTH.allow_insecure_no_auth must be true or false, not {0!r}".format(
+            auth["allow_insecure_no_auth"]))
     if auth.get("method") not in ("none", "local", "keystone"):
         raise ValueError("AUTH.method must be none, local or keystone, not {0!r}".format(auth.get("method")))
     if auth["method"] == "keystone" and not (auth.get("keystone") or {}).get("auth_url"):
