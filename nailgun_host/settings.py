@@ -4,7 +4,8 @@ The file is the one given by ``--config`` or ``NAILGUN_CONFIG``, else the packag
 ``/etc/fuel-nailgun-extensions/settings.yaml`` when it exists, never Nailgun's own
 ``/etc/nailgun/settings.yaml`` (so a service whose environment lost ``NAILGUN_CONFIG``
 still finds its PostgreSQL, instead of a SQLite file in ``$HOME``); a name the defaults
-do not have, at the top or in a checked section, is refused rather than ignored;
+do not have, at the top or in a checked section, is refused rather than ignored, and so is
+a key the file gives twice (``strict_yaml``: the second would silently replace the first);
 ``NAILGUN_CONFIG=`` (empty) reads no file. The database URL may also come from
 ``NAILGUN_DB_URL``. Extensions read their own sections
 (``CLUSTER_UPGRADE``, ``CONFIGDB``) from the same object.
@@ -16,7 +17,7 @@ so ``--config`` is read instead of ``NAILGUN_CONFIG``, not after it.
 import copy
 import os
 
-import yaml
+from nailgun_host import strict_yaml
 
 #: the settings file the RPM installs (specs/, packaging/settings.yaml), read when nothing names another
 DEFAULT_FILE = "/etc/fuel-nailgun-extensions/settings.yaml"
@@ -216,7 +217,10 @@ class Settings(dict):
             path = DEFAULT_FILE
         if path:
             with open(path) as stream:
-                loaded = yaml.safe_load(stream) or {}
+                try:
+                    loaded = strict_yaml.load(stream) or {}
+                except strict_yaml.DuplicateKey as exc:
+                    raise ValueError("{0}: {1}".format(path, exc))
             if not isinstance(loaded, dict):
                 raise ValueError("{0} is not a YAML mapping of setting names".format(path))
             # a misspelt name (DATABSE_URL) would silently keep the default (SQLite in $HOME)
