@@ -245,11 +245,11 @@ def serve(argv=None):
         _configure_logging()
         _check_exposure(args)
         _use_database(url, migrate=not args.no_migrate)
-        from web.httpserver import WSGIServer
+        from nailgun_host import web_server
 
         # Not web.httpserver.runsimple: it also serves ./static/ from the working directory,
         # with directory listings and HTML errors. Only the API is served here.
-        server = WSGIServer((args.host, args.port), _build_wsgi())
+        server = web_server.make_server((args.host, args.port), _build_wsgi())
         scheme = "http"
         if args.cert_file:
             server.ssl_adapter = _tls_adapter(args)
