@@ -6,8 +6,10 @@ does. A client off loopback is simulated in process by its ``REMOTE_ADDR``; no t
 loopback.
 """
 import ipaddress
+import json
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -19,6 +21,7 @@ from hypothesis import given, settings as settings_profile, strategies as st
 from nailgun_host.app import build_wsgi
 from nailgun_host.auth import middleware
 from nailgun_host.settings import settings
+from tests.host.test_production import recipe_process
 
 LOOPBACK_ADDRESSES = ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"]
 #: "" and "localhost": what some servers say of a Unix-socket client; a name proves nothing
@@ -141,3 +144,23 @@ def test_the_wsgi_module_is_silent_with_authentication(migrated_db, db_url, tmp_
     imported = _import_wsgi(db_url, tmp_path, {"AUTH": {"method": "local", "users_file": users_file}})
     assert imported.returncode == 0, imported.stderr
     assert "AUTH.method" not in imported.stderr and " WARNING " not in imported.stderr, imported.stderr
+
+
+# -- under a real server --------------------------------------------------------------------------
+
+def test_waitress_serves_its_loopback_clients_over_ipv4_and_ipv6(migrated_db, db_url):
+    """The recipe's waitress in method none, also listening on ``[::1]``: clients from 127.0.0.1, from another
+    address of 127.0.0.0/8 and from ::1 are served (REMOTE_ADDR as waitress gives it)."""
+    with socket.socket(socket.AF_INET6) as probe:
+        probe.bind(("::1", 0))
+        v6_port = probe.getsockname()[1]
+    with recipe_process(db_url, "--listen=[::1]:{0}".format(v6_port)) as (port, _process):
+        for source, target in ((None, ("127.0.0.1", port)), (("127.0.0.2", 0), ("127.0.0.1", port)),
+                               (None, ("::1", v6_port))):
+            with socket.create_connection(target, timeout=20, source_address=source) as sock:
+                sock.sendall(b"GET /api/v1/clusters/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                received = b""
+                while chunk := sock.recv(65536):
+                    received += chunk
+            head, _, body = received.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200 ") and json.loads(body) == [], (source, target, received)
