@@ -164,3 +164,25 @@ def test_waitress_serves_its_loopback_clients_over_ipv4_and_ipv6(migrated_db, db
                     received += chunk
             head, _, body = received.partition(b"\r\n\r\n")
             assert head.startswith(b"HTTP/1.1 200 ") and json.loads(body) == [], (source, target, received)
+
+
+def test_the_allow_insecure_no_auth_flag_is_the_setting(restored_settings, tmp_path):
+    """``nailgun-api --allow-insecure-no-auth`` (and nailgun-feed's) sets AUTH.allow_insecure_no_auth, which a
+    settings file may set as well: one decision, in the application and at the server's start."""
+    import argparse
+
+    from nailgun_host import server
+
+    listening_everywhere = argparse.Namespace(host="0.0.0.0", cert_file=None, key_file=None)
+    server._load_settings(argparse.Namespace(config=None, db_url=None, allow_insecure_no_auth=False))
+    assert restored_settings["AUTH"]["allow_insecure_no_auth"] is False
+    with pytest.raises(server.StartupError, match="--allow-insecure-no-auth"):
+        server._check_exposure(listening_everywhere)
+    server._load_settings(argparse.Namespace(config=None, db_url=None, allow_insecure_no_auth=True))
+    assert restored_settings["AUTH"]["allow_insecure_no_auth"] is True
+    server._check_exposure(listening_everywhere)
+    config = tmp_path / "settings.yaml"
+    config.write_text("AUTH: {allow_insecure_no_auth: true}\n")
+    server._load_settings(argparse.Namespace(config=str(config), db_url=None, allow_insecure_no_auth=False))
+    assert restored_settings["AUTH"]["allow_insecure_no_auth"] is True
+    server._check_exposure(listening_everywhere)
