@@ -7,7 +7,6 @@ line on stderr and exit status 1, not a traceback.
 """
 import argparse
 import getpass
-import ipaddress
 import logging
 import os
 import socket
@@ -169,8 +168,9 @@ def _is_loopback(host):
         addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
     except socket.gaierror:
         return False
-    return bool(addresses) and all(ipaddress.ip_address(address.split("%")[0]).is_loopback
-                                   for address in addresses)
+    from nailgun_host.auth import middleware
+
+    return bool(addresses) and all(middleware.is_loopback(address.split("%")[0]) for address in addresses)
 
 
 def _check_exposure(args):
