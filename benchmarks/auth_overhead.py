@@ -55,7 +55,7 @@ def main():
     with open(users, "w") as stream:
         yaml.safe_dump({"users": {"ops": {
             "password": bcrypt.hashpw(b"pw", bcrypt.gensalt()).decode(), "roles": ["reader"]}}}, stream)
-    unauthenticated = webtest.TestApp(build_wsgi())
+    unauthenticated = webtest.TestApp(build_wsgi(), extra_environ={"REMOTE_ADDR": "127.0.0.1"})  # none: loopback
     settings.reload(overrides={"DATABASE_URL": url, "AUTH": {"method": "local", "users_file": users}})
     app = webtest.TestApp(build_wsgi())
     token = app.post_json("/keystone/v2.0/tokens", {"auth": {"passwordCredentials": {

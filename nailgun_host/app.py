@@ -18,7 +18,7 @@ import sqlalchemy.exc
 import web
 from oslo_serialization import jsonutils
 
-from nailgun_host import errors, policy, read_cache, request_log, stats, whole_answer
+from nailgun_host import errors, policy, read_cache, request_log, stats, validation, whole_answer
 from nailgun_host.api import base
 from nailgun_host.api.meta import APIRootHandler
 from nailgun_host.auth import middleware as auth_middleware
@@ -246,7 +246,7 @@ def build_wsgi(extensions=None):
     """The WSGI callable: authentication (``AUTH`` of the settings) in front of ``/metrics`` and the
     application, all inside the request log and statistics, which see every answer.
 
-    Methods web.py would refuse with an HTML page get a JSON 405.
+    Methods web.py would refuse with an HTML page get a JSON 405, a malformed ``Content-Length`` a JSON 400.
     """
     policy.enforcer()  # a policy file that cannot be read or parsed stops the server here
     sealed.check_keys_at_start(get_engine())  # so do keys that would read this database's secrets as garbage
@@ -265,6 +265,12 @@ def build_wsgi(extensions=None):
             body = json.dumps({"message": "The URL's path is longer than {0} characters".format(MAX_PATH_LENGTH),
                                "errors": []})
             start_response("414 URI Too Long", [("Content-Type", JSON), ("Content-Length", str(len(body)))])
+            return [body.encode()]
+        try:
+            validation.content_length(environ)  # a server that passes a malformed one on: 400 on every route
+        except errors.InvalidData as exc:
+            body = json.dumps({"message": exc.message, "errors": []})
+            start_response("400 Bad Request", [("Content-Type", JSON), ("Content-Length", str(len(body)))])
             return [body.encode()]
         method = environ.get("REQUEST_METHOD", "")
         if method != method.upper() or method not in base.HTTP_METHODS + ("HEAD", "OPTIONS"):

@@ -176,7 +176,8 @@ def serve(argv=None):
     parser.add_argument("--threads", type=int, default=8,
                         help="threads running requests (parked ones use none; default: %(default)s)")
     parser.add_argument("--allow-insecure-no-auth", action="store_true",
-                        help="listen on a non-loopback address although AUTH method is none")
+                        help="AUTH.allow_insecure_no_auth: with AUTH method none, listen on a non-loopback address "
+                             "and serve every client")
 
     def main(args):
         try:

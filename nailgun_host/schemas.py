@@ -41,11 +41,11 @@ NETWORK_CONFIGURATION = {
             "type": "object", "required": ["id"],
             "properties": {
                 "id": ID_SCHEMA,
-                "cidr": {"type": ["string", "null"]},
-                "gateway": {"type": ["string", "null"]},
+                # IPv4 only, as a release's networks and the upgrade's model (the host has no IPv6 networks)
+                "cidr": {"type": ["string", "null"], "pattern": CIDR["pattern"]},
+                "gateway": {"type": ["string", "null"], "format": "ipv4"},
                 "vlan_start": {"type": ["integer", "null"], "minimum": 1, "maximum": 4094},
-                "ip_ranges": {"type": "array", "items": {
-                    "type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "string"}}},
+                "ip_ranges": {"type": "array", "items": IP_RANGE},
                 "meta": {"type": "object"},
             }}},
         "networking_parameters": NETWORKING_PARAMETERS,

@@ -7,7 +7,6 @@ line on stderr and exit status 1, not a traceback.
 """
 import argparse
 import getpass
-import ipaddress
 import logging
 import os
 import socket
@@ -41,6 +40,8 @@ def _common_arguments(parser):
 
 def _load_settings(args):
     overrides = {"DATABASE_URL": args.db_url} if args.db_url else {}
+    if getattr(args, "allow_insecure_no_auth", False):  # nailgun-api's and nailgun-feed's flag
+        overrides["AUTH"] = {"allow_insecure_no_auth": True}
     try:
         settings.reload(args.config, overrides)
     except (OSError, ValueError, yaml.YAMLError) as exc:
@@ -172,17 +173,20 @@ def _is_loopback(host):
         addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
     except socket.gaierror:
         return False
-    return bool(addresses) and all(ipaddress.ip_address(address.split("%")[0]).is_loopback
-                                   for address in addresses)
+    from nailgun_host.auth import middleware
+
+    return bool(addresses) and all(middleware.is_loopback(address.split("%")[0]) for address in addresses)
 
 
 def _check_exposure(args):
     """Refuse to serve everyone's credentials to the network without authentication."""
-    if settings["AUTH"]["method"] == "none" and not _is_loopback(args.host) and not args.allow_insecure_no_auth:
+    auth = settings["AUTH"]
+    if auth["method"] == "none" and not _is_loopback(args.host) and not auth["allow_insecure_no_auth"]:
         raise StartupError(
-            "refusing to listen on {0} with AUTH method none: anyone who reaches the port could read and change "
-            "every cluster and credential. Set AUTH.method to local or keystone, listen on 127.0.0.1, or pass "
-            "--allow-insecure-no-auth".format(args.host))
+            "refusing to listen on {0} with AUTH method none: it would answer every client off this host 401. "
+            "Set AUTH.method to local or keystone, listen on 127.0.0.1, or pass --allow-insecure-no-auth "
+            "(AUTH.allow_insecure_no_auth: anyone who reaches the port could read and change every cluster and "
+            "credential)".format(args.host))
     if bool(args.cert_file) != bool(args.key_file):
         raise StartupError("--cert-file and --key-file go together")
 
@@ -199,12 +203,14 @@ def _configure_logging():
 
 def _build_wsgi():
     from nailgun_host.app import build_wsgi
+    from nailgun_host.auth import middleware
     from nailgun_host.auth.local import UsersFileError
     from nailgun_host.secrets.keys import KeyRepositoryError
     from nailgun_host.stats import MetricsDirError
 
     from nailgun_host.extensions import SettingsError
 
+    middleware.warn_at_start(settings["AUTH"])
     try:
         application = build_wsgi()
     except (SettingsError, MetricsDirError) as exc:
@@ -236,19 +242,19 @@ def serve(argv=None):
     parser.add_argument("--cert-file", help="serve HTTPS with this PEM certificate (chain)")
     parser.add_argument("--key-file", help="the PEM private key of --cert-file")
     parser.add_argument("--allow-insecure-no-auth", action="store_true",
-                        help="listen on a non-loopback address although AUTH method is none (anyone who reaches "
-                             "the port may read and change everything)")
+                        help="AUTH.allow_insecure_no_auth: with AUTH method none, listen on a non-loopback address "
+                             "and serve every client (anyone who reaches the port may read and change everything)")
 
     def main(args):
         url = _load_settings(args)
         _configure_logging()
         _check_exposure(args)
         _use_database(url, migrate=not args.no_migrate)
-        from web.httpserver import WSGIServer
+        from nailgun_host import web_server
 
         # Not web.httpserver.runsimple: it also serves ./static/ from the working directory,
         # with directory listings and HTML errors. Only the API is served here.
-        server = WSGIServer((args.host, args.port), _build_wsgi())
+        server = web_server.make_server((args.host, args.port), _build_wsgi())
         scheme = "http"
         if args.cert_file:
             server.ssl_adapter = _tls_adapter(args)

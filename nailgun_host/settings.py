@@ -4,7 +4,8 @@ The file is the one given by ``--config`` or ``NAILGUN_CONFIG``, else the packag
 ``/etc/fuel-nailgun-extensions/settings.yaml`` when it exists, never Nailgun's own
 ``/etc/nailgun/settings.yaml`` (so a service whose environment lost ``NAILGUN_CONFIG``
 still finds its PostgreSQL, instead of a SQLite file in ``$HOME``); a name the defaults
-do not have, at the top or in a checked section, is refused rather than ignored;
+do not have, at the top or in a checked section, is refused rather than ignored, and so is
+a key the file gives twice (``strict_yaml``: the second would silently replace the first);
 ``NAILGUN_CONFIG=`` (empty) reads no file. The database URL may also come from
 ``NAILGUN_DB_URL``. Extensions read their own sections
 (``CLUSTER_UPGRADE``, ``CONFIGDB``) from the same object.
@@ -16,7 +17,7 @@ so ``--config`` is read instead of ``NAILGUN_CONFIG``, not after it.
 import copy
 import os
 
-import yaml
+from nailgun_host import strict_yaml
 
 #: the settings file the RPM installs (specs/, packaging/settings.yaml), read when nothing names another
 DEFAULT_FILE = "/etc/fuel-nailgun-extensions/settings.yaml"
@@ -80,6 +81,7 @@ DEFAULTS = {
     # who may call the API: README "Authentication and TLS"; nailgun_host.auth
     "AUTH": {
         "method": "none",  # none | local | keystone
+        "allow_insecure_no_auth": False,  # method none: serve clients off loopback too (auth.middleware)
         "realm": "nailgun",
         "users_file": "/etc/nailgun/users.yaml",
         "token_ttl": 3600,
@@ -135,6 +137,9 @@ def _check_auth(auth):
         raise ValueError("AUTH.enabled is no longer read: set AUTH.method to local or keystone (or none)")
     _unknown_keys(auth, DEFAULTS["AUTH"], "AUTH.")
     _unknown_keys(auth["keystone"], DEFAULTS["AUTH"]["keystone"], "AUTH.keystone.")
+    if not isinstance(auth["allow_insecure_no_auth"], bool):
+        raise ValueError("AUTH.allow_insecure_no_auth must be true or false, not {0!r}".format(
+            auth["allow_insecure_no_auth"]))
     if auth.get("method") not in ("none", "local", "keystone"):
         raise ValueError("AUTH.method must be none, local or keystone, not {0!r}".format(auth.get("method")))
     if auth["method"] == "keystone" and not (auth.get("keystone") or {}).get("auth_url"):
@@ -247,7 +252,10 @@ class Settings(dict):
             path = DEFAULT_FILE
         if path:
             with open(path) as stream:
-                loaded = yaml.safe_load(stream) or {}
+                try:
+                    loaded = strict_yaml.load(stream) or {}
+                except strict_yaml.DuplicateKey as exc:
+                    raise ValueError("{0}: {1}".format(path, exc))
             if not isinstance(loaded, dict):
                 raise ValueError("{0} is not a YAML mapping of setting names".format(path))
             # a misspelt name (DATABSE_URL) would silently keep the default (SQLite in $HOME)

@@ -35,6 +35,17 @@ def parse_id(text):
     return value if 0 < value <= MAX_ID else None
 
 
+def content_length(environ):
+    """A request's ``Content-Length`` (None without one); InvalidData unless it is ASCII digits (``-1``, ``+2``,
+    ``1_000`` or ``1e3`` would be read as no body, or as a body of another size, by ``int``)."""
+    length = (environ.get("CONTENT_LENGTH") or "").strip()
+    if not length:
+        return None
+    if not (length.isascii() and length.isdigit()):
+        raise errors.InvalidData("Content-Length must be a whole number of bytes, not {0!r}".format(length[:40]))
+    return int(length)
+
+
 def decode_json(data):
     """A request body as JSON, refused (400) when empty, malformed or not storable everywhere.
 

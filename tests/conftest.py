@@ -144,11 +144,15 @@ def session(migrated_db):
     host_db.db.remove()
 
 
+#: the environ of a client on this host: AUTH method none serves no other (``nailgun_host.auth.middleware``)
+LOOPBACK = {"REMOTE_ADDR": "127.0.0.1"}
+
+
 @pytest.fixture
 def app(migrated_db):
     from nailgun_host.app import build_wsgi
 
-    return webtest.TestApp(build_wsgi())
+    return webtest.TestApp(build_wsgi(), extra_environ=LOOPBACK)
 
 
 @pytest.fixture

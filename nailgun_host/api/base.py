@@ -68,15 +68,15 @@ def request_body():
     """The raw request body, read at most once and never beyond the size cap."""
     if "nailgun_body" not in web.ctx:
         limit = int(settings["MAX_REQUEST_BODY"])
-        length = web.ctx.env.get("CONTENT_LENGTH")
-        if length and length.isdigit() and int(length) > limit:
+        length = validation.content_length(web.ctx.env)
+        if length is not None and length > limit:
             raise errors.RequestTooLarge(
                 "Request body is larger than the limit of {0} bytes".format(limit))
         stream = web.ctx.env["wsgi.input"]
         if web.ctx.env.get("HTTP_TRANSFER_ENCODING", "").lower() == "chunked":
             data = stream.read(limit + 1)
         else:
-            data = stream.read(int(length)) if length and length.isdigit() else b""
+            data = stream.read(length) if length else b""
         if len(data) > limit:
             raise errors.RequestTooLarge(
                 "Request body is larger than the limit of {0} bytes".format(limit))

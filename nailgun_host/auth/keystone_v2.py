@@ -11,6 +11,7 @@ import datetime
 import json
 import re
 
+from nailgun_host import errors, validation
 from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, TryLater, json_response, plausible_token
 
 TOKENS_PATH = re.compile(r"/keystone/v2\.0/tokens/?")  # matched whole (fullmatch)
@@ -27,9 +28,9 @@ def _credentials(environ):
     keystoneclient logs in with the password, then again with the token it was given.
     """
     try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        raise BadRequest("Content-Length is not a number")
+        length = validation.content_length(environ) or 0
+    except errors.InvalidData as exc:
+        raise BadRequest(exc.message)
     if not length and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
         length = MAX_BODY + 1  # the server de-chunks; read up to the cap
     body = environ["wsgi.input"].read(min(length, MAX_BODY + 1)) if length else b""

@@ -9,8 +9,14 @@ frees soon) unless it was found right lately, and names and addresses that keep 
 locked out for a while (``lockout``: 429); tokens are checked without either. A request that
 passes carries its ``Identity`` in the environ (and its name in ``REMOTE_USER``, for access
 logs); what it may do is the policy's business.
+
+With method ``none`` nobody is asked, so only clients on this host are served: a request whose
+``REMOTE_ADDR`` is not a loopback address gets 401 (public routes aside), under whatever server
+runs the application, unless ``AUTH.allow_insecure_no_auth`` says otherwise. Behind a proxy on
+the same host every client comes from loopback: ``none`` there serves the proxy's clients.
 """
 import base64
+import ipaddress
 import logging
 import re
 
@@ -24,6 +30,32 @@ PUBLIC_PATH = re.compile(r"/api(/v1)?/(version|health)/?")  # matched whole (ful
 _IDENTITY_HEADERS = ("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP_X_USER_DOMAIN_NAME",
                      "HTTP_X_PROJECT_ID", "HTTP_X_PROJECT_NAME", "HTTP_X_PROJECT_DOMAIN_NAME",
                      "HTTP_X_IDENTITY_STATUS", "REMOTE_USER")
+#: the answer of method none to a client off loopback
+NOT_LOOPBACK = ("Authentication required: this server runs with AUTH.method none, which serves clients on its own "
+                "host only. Configure authentication: AUTH.method local (with AUTH.users_file and nailgun-users) "
+                "or keystone in the settings file (README, \"Authentication and TLS\")")
+
+
+def is_loopback(address):
+    """Whether a client's address (``REMOTE_ADDR``) is a loopback one, IPv4-mapped IPv6 included;
+    an absent, empty or unparsable one (a host name) is not."""
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        return False
+    return (getattr(ip, "ipv4_mapped", None) or ip).is_loopback
+
+
+def warn_at_start(auth_settings):
+    """Log, once as a server starts, what method ``none`` leaves open."""
+    if auth_settings.get("method", "none") != "none":
+        return
+    if auth_settings.get("allow_insecure_no_auth"):
+        LOG.warning("AUTH.method is none and AUTH.allow_insecure_no_auth is true: every client that reaches this "
+                    "server may read and change everything, secrets included")
+    else:
+        LOG.warning("AUTH.method is none: clients on this host may read and change everything, secrets included; "
+                    "clients off loopback are refused (401). Set AUTH.method to local or keystone")
 
 
 def decode_basic(header):
@@ -46,9 +78,10 @@ class AuthMiddleware:
     """Authenticates every non-public request with the configured method (see the package docstring)."""
 
     def __init__(self, app, method, slots, failures, realm="nailgun", credential_cache_ttl=60, local_users=None,
-                 keystone=None):
+                 keystone=None, allow_insecure_no_auth=False):
         self.app = app
         self.method = method
+        self.allow_insecure_no_auth = allow_insecure_no_auth
         self.realm = realm
         self.local_users = local_users
         self.keystone = keystone
@@ -151,13 +184,16 @@ class AuthMiddleware:
     def __call__(self, environ, start_response):
         for name in _IDENTITY_HEADERS:
             environ.pop(name, None)
-        if self.method == "none":
-            environ[ENVIRON_KEY] = ANONYMOUS
-            return self.app(environ, start_response)
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD")
+        public = method in ("GET", "HEAD") and PUBLIC_PATH.fullmatch(path)
+        if self.method == "none":
+            if public or self.allow_insecure_no_auth or is_loopback(environ.get("REMOTE_ADDR")):
+                environ[ENVIRON_KEY] = ANONYMOUS
+                return self.app(environ, start_response)
+            return json_response(start_response, "401 Unauthorized", NOT_LOOPBACK)
         if keystone_v2.TOKENS_PATH.fullmatch(path):
             return self.login(environ, start_response)
-        if method in ("GET", "HEAD") and PUBLIC_PATH.fullmatch(path):
+        if public:
             return self.app(environ, start_response)
         authorization = environ.get("HTTP_AUTHORIZATION", "")
         token = environ.get("HTTP_X_AUTH_TOKEN", "").strip()
@@ -204,4 +240,5 @@ def build(app, auth_settings):
                                  credential_cache.CredentialCache(options["credential_cache_ttl"]),
                                  token_keys.TokenKeys())
         return AuthMiddleware(app, method, local_users=users, **options)
-    return AuthMiddleware(app, "none", **options)
+    return AuthMiddleware(app, "none", allow_insecure_no_auth=bool(auth_settings.get("allow_insecure_no_auth")),
+                          **options)

@@ -6,6 +6,7 @@ import pytest
 import webtest
 
 from nailgun_host.extensions import set_extensions
+from tests.conftest import LOOPBACK
 
 TOY_DIR = os.path.join(os.path.dirname(__file__), "toy")
 
@@ -28,4 +29,4 @@ def toy_extensions():
 def toy_app(toy_extensions, migrated_db, env):
     from nailgun_host.app import build_wsgi
 
-    return webtest.TestApp(build_wsgi())
+    return webtest.TestApp(build_wsgi(), extra_environ=LOOPBACK)

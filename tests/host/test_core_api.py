@@ -2,8 +2,9 @@
 import ipaddress
 
 import pytest
+from hypothesis import HealthCheck, given, settings as settings_profile, strategies as st
 
-from nailgun_host import errors
+from nailgun_host import errors, validation
 from nailgun_host.db.models import Cluster, IPAddr, Task
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects import task as task_obj
@@ -173,6 +174,29 @@ def test_a_cidr_with_no_room_for_the_nodes_range_is_400(app, env, cidr):
     response = app.put_json(url, {"networks": [{"id": management["id"], "cidr": cidr}]}, status=400)
     assert "leaves no addresses" in response.json["message"]
     assert app.get(url).json == before
+
+
+@settings_profile(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(address=st.integers(1, 2 ** 128 - 1).map(ipaddress.IPv6Address), prefix=st.integers(64, 126),
+       field=st.sampled_from(["cidr", "gateway", "ip_ranges"]))
+def test_network_configuration_refuses_ipv6_as_the_upgrade_model_does(app, env, address, prefix, field):
+    """The host's networks are IPv4 (a release's, the upgrade's model): an IPv6 CIDR, gateway or range given
+    through network_configuration is a 400, and nothing changes."""
+    from nailgun_ext_upgrade.schemas import MODEL_NETWORK
+
+    cluster = env.create_cluster()
+    url = "/api/v1/clusters/{0}/network_configuration/neutron/".format(cluster["id"])
+    before = app.get(url).json
+    management = next(n for n in before["networks"] if n["name"] == "management")
+    value = {"cidr": str(ipaddress.IPv6Network((address, prefix), strict=False)), "gateway": str(address),
+             "ip_ranges": [[str(address), str(address)]]}[field]
+    refused = app.put_json(url, {"networks": [{"id": management["id"], field: value}]}, status=400).json
+    assert "(at 'networks/0/{0}".format(field) in refused["message"], refused
+    assert app.get(url).json == before
+    model = {key: management[key] for key in MODEL_NETWORK["required"]}  # the network as the upgrade's model has it
+    validation.validate_schema(model, MODEL_NETWORK)
+    with pytest.raises(errors.InvalidData):
+        validation.validate_schema(dict(model, **{field: value}), MODEL_NETWORK)
 
 
 @pytest.mark.parametrize("slave", [{"name": {"a": 1}}, {"name": ["eth1"]}, {"name": ""}])
