@@ -5,6 +5,7 @@ the WSGI module under waitress, gunicorn or uwsgi refuses a client off loopback 
 does. A client off loopback is simulated in process by its ``REMOTE_ADDR``; no traffic leaves
 loopback.
 """
+import copy
 import ipaddress
 import json
 import os
@@ -20,7 +21,7 @@ from hypothesis import given, settings as settings_profile, strategies as st
 
 from nailgun_host.app import build_wsgi
 from nailgun_host.auth import middleware
-from nailgun_host.settings import settings
+from nailgun_host.settings import DEFAULTS, settings
 from tests.host.test_production import recipe_process
 
 LOOPBACK_ADDRESSES = ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"]
@@ -91,7 +92,8 @@ def test_allow_insecure_no_auth_is_true_or_false(value, restored_settings):
 def _served(address):
     """Whether the middleware in method none passes a request of ``address`` on to the application."""
     answers = []
-    guarded = middleware.build(lambda environ, start: answers.append(environ) or [], {"method": "none"})
+    guarded = middleware.build(lambda environ, start: answers.append(environ) or [],
+                               dict(copy.deepcopy(DEFAULTS["AUTH"]), method="none"))
     guarded({"REQUEST_METHOD": "GET", "PATH_INFO": "/api/v1/clusters/", "REMOTE_ADDR": address},
             lambda status, headers: answers.append(status))
     assert len(answers) == 1
