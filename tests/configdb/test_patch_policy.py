@@ -3,20 +3,14 @@ protected key through its parent or the root, a PUT, keys/set, keys/delete, a re
 are each refused (403 naming the policy) and change nothing; an unchanged protected key is no change;
 admins (``nailgun:bypass_patch_policy``) are not bound.
 """
-import base64
-import copy
 import json
 
 import pytest
-import webtest
 
-from nailgun_host.app import build_wsgi
 from nailgun_host.secrets.masking import MASK
-from nailgun_host.settings import settings
-from tests.auth import write_users_file
 from tests.configdb.conftest import API
+from tests.configdb.test_secrets import app, auth  # noqa: F401 (the fixture of local users: member, admin, ...)
 
-USERS = {"member": ("member-pw", ["member"]), "admin": ("admin-pw", ["admin"])}
 PATCH_TYPE = "application/json-patch+json"
 HEADER = "X-Configuration-Session"
 #: ``admin_token`` may be replaced, never removed nor added; ``/locked`` not touched at all
@@ -25,19 +19,6 @@ START = {"keystone": {"admin_token": "t0", "workers": 2}, "other": {"workers": 3
          "db": {"password": "s3cret"}}
 
 
-def auth(user):
-    token = base64.b64encode("{0}:{1}".format(user, USERS[user][0]).encode()).decode()
-    return {"Authorization": "Basic " + token}
-
-
-@pytest.fixture
-def app(migrated_db, tmp_path):
-    saved = copy.deepcopy(dict(settings))
-    settings.reload(overrides={"AUTH": {"method": "local", "users_file": write_users_file(
-        str(tmp_path / "users.yaml"), USERS)}})
-    yield webtest.TestApp(build_wsgi())
-    settings.clear()
-    settings.update(saved)
 
 
 class Document:
