@@ -29,7 +29,7 @@ from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_mat
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment, json_patch, json_values, keys, levels, merge
-from nailgun_ext_configdb.objects import resource_definition, secrets, staging
+from nailgun_ext_configdb.objects import resource_definition, secrets, staging, write_policy
 
 PATH_SAFE = "/:@!$&'()*+,;="
 
@@ -95,7 +95,7 @@ class Target:
         stored = document.data if document is not None else {}
         data = secrets.unmask(self.resource, data, stored)
         if bound_by_patch_policy():
-            json_patch.check_change(self.resource, stored, data)
+            write_policy.check(self.environment, self.resource, self.path, self.kind, stored, data)
         if self.kind == VALUES:
             resource_definition.validate_values(self.resource, data)
         return document_obj.write(self.environment, self.resource, self.path, self.kind, data, author(),

@@ -24,7 +24,7 @@ from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import VALUES, DocumentVersion, Environment
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment as environment_obj
-from nailgun_ext_configdb.objects import json_patch, json_values, levels, resource_definition, secrets
+from nailgun_ext_configdb.objects import json_values, levels, resource_definition, secrets, write_policy
 
 #: the name the host files ConfigDB's staged documents under (the extension's name)
 EXTENSION = "configdb"
@@ -146,7 +146,7 @@ def stage(session, environment, resource, level_path, kind, data, document, boun
     data = json_values.stored_form(check_storable(data))
     result = secrets.unmask(resource, data, stored)  # a mask with nothing stored to keep: 400 now
     if bound:
-        json_patch.check_change(resource, stored, result)
+        write_policy.check(environment, resource, level_path, kind, stored, result)
     if kind == VALUES:
         resource_definition.validate_values(resource, result)
     if json_values.json_equal(result, stored):
@@ -221,7 +221,7 @@ def deploy(session, changes, author, bound=True):
         try:
             data = secrets.unmask(resource, change.data, stored)
             if bound:
-                json_patch.check_change(resource, stored, data)
+                write_policy.check(environment, resource, level_path, kind, stored, data)
             if kind == VALUES:
                 resource_definition.validate_values(resource, data)
         except errors.NailgunError as exc:

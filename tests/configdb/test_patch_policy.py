@@ -172,13 +172,13 @@ def test_a_deploy_is_judged_by_the_policy_of_when_it_deploys(document):
     policy refuses it (by an admin): the deploy, by the member who staged it, is refused and writes nothing."""
     sid = document.session()
     document.patch([{"op": "remove", "path": "/other"}], headers={HEADER: sid})
-    document.app.put_json(API + "/resource_definitions/{0}".format(document.rid), {
+    latest = document.app.put_json(API + "/resource_definitions/{0}".format(document.rid), {
         "name": "keystone", "content": {"x-patch-policy": dict(POLICY, **{"/other": []})}},
-        headers=auth("admin"), status=200)
+        headers=auth("admin"), status=200).json
     document.app.put_json(API + "/environments/1/pins/keystone", {"version": "latest"}, headers=auth("admin"))
     answer = document.deploy(sid, status=403).json
     assert {"op": "remove", "path": "/other"} in [{"op": e.get("op"), "path": e.get("path")} for e in answer["errors"]]
-    assert "x-patch-policy" in answer["message"]
+    assert "x-patch-policy of resource definition {0} (keystone version 2)".format(latest["id"]) in answer["message"]
     assert document.get() == START and document.versions() == 1
 
 
@@ -190,3 +190,124 @@ def test_overrides_are_judged_alike(document):
                        headers=dict(auth("member"), **{"Content-Type": PATCH_TYPE}))
     document.app.patch_json(url + "/keys/delete", [["keystone"]], headers=auth("member"), status=403)
     assert document.app.get(url, headers=auth("admin")).json == {"keystone": {"admin_token": "o0"}}
+
+
+UNSET = {"$unset": True}
+#: what admin stores as the environment's values in ``Levelled``
+VALUES = {"keystone": {"admin_token": "t0", "x": 1}}
+
+
+class Levelled:
+    """Resource ``keystone`` (``admin_token`` may only be replaced) in environment 1, levels ``nodes``; its
+    environment values VALUES, stored by admin."""
+
+    def __init__(self, app):
+        self.app = app
+        component = app.post_json(API + "/components", {"name": "c", "resource_definitions": [
+            {"name": "keystone", "content": {"x-patch-policy": {"/keystone/admin_token": ["replace"]}}}]},
+            headers=auth("admin"), status=201).json
+        self.rid = component["resource_definitions"][0]["id"]
+        app.post_json(API + "/environments", {"components": ["c"], "hierarchy_levels": ["nodes"]},
+                      headers=auth("admin"), status=201)
+        self.put("", "values", VALUES, "admin")
+
+    def url(self, levels, kind):
+        return "{0}/environments/1/{1}resources/{2}/{3}".format(API, levels, self.rid, kind)
+
+    def put(self, levels, kind, data, user="member", status=204, headers=None):
+        return self.app.put_json(self.url(levels, kind), data, headers=dict(auth(user), **(headers or {})),
+                                 status=status)
+
+    def keys(self, levels, kind, paths, user="member", status=204):
+        return self.app.patch_json(self.url(levels, kind) + "/keys/set", paths, headers=auth(user), status=status)
+
+    def patch(self, levels, kind, ops, user="member", status=204):
+        return self.app.patch(self.url(levels, kind), json.dumps(ops), status=status,
+                              headers=dict(auth(user), **{"Content-Type": PATCH_TYPE}))
+
+    def state(self):
+        """Every document of the chain down to node 5, its number of versions, and node 5's effective values."""
+        documents = {(levels, kind): (self.app.get(self.url(levels, kind), headers=auth("admin")).json,
+                                      len(self.app.get(self.url(levels, kind) + "/history", headers=auth("admin")).json))
+                     for levels in ("", "nodes/5/") for kind in ("values", "overrides")}
+        return documents, self.app.get(self.url("nodes/5/", "values") + "?effective", headers=auth("admin")).json
+
+
+@pytest.fixture
+def levelled(app):
+    return Levelled(app)
+
+
+def test_setting_the_unset_marker_is_a_remove(levelled):
+    """``{"$unset": true}`` takes the key out of every merge: writing it where the key is removes the key,
+    whatever the operation that wrote it; writing a value where the marker is adds the key."""
+    before = levelled.state()
+    answer = levelled.keys("", "values", [["keystone", "admin_token", UNSET]], status=403).json
+    assert {"op": "remove", "path": "/keystone/admin_token", "allowed": ["replace", "test"]} in answer["errors"]
+    levelled.patch("", "values", [{"op": "replace", "path": "/keystone/admin_token", "value": UNSET}], status=403)
+    levelled.put("", "values", {"keystone": {"admin_token": UNSET, "x": 1}}, status=403)
+    assert levelled.state() == before
+    levelled.keys("", "values", [["keystone", "admin_token", UNSET]], user="admin")
+    answer = levelled.keys("", "values", [["keystone", "admin_token", "t1"]], status=403).json
+    assert {"op": "add", "path": "/keystone/admin_token", "allowed": ["replace", "test"]} in answer["errors"]
+
+
+#: the reviewer's three: each changes no document holding the token, yet takes it out of the effective values
+THROUGH_THE_MERGE = {
+    "a null override": lambda doc, **kw: doc.put("", "overrides", {"keystone": None}, **kw),
+    "an unset override": lambda doc, **kw: doc.keys("", "overrides", [["keystone", UNSET]], **kw),
+    "a node's value": lambda doc, **kw: doc.put("nodes/5/", "values", {"keystone": "gone"}, **kw),
+}
+
+
+@pytest.mark.parametrize("write", THROUGH_THE_MERGE.values(), ids=list(THROUGH_THE_MERGE))
+def test_the_effective_values_at_the_written_level_are_judged(levelled, write):
+    before = levelled.state()
+    answer = write(levelled, status=403).json
+    assert "in the effective values at /" in answer["message"]
+    assert "x-patch-policy of resource definition {0}".format(levelled.rid) in answer["message"]
+    assert {"op": "remove", "path": "/keystone/admin_token"} in [
+        {"op": e["op"], "path": e["path"]} for e in answer["errors"]]
+    assert levelled.state() == before
+    write(levelled, user="admin")  # not bound
+    assert "admin_token" not in (levelled.state()[1].get("keystone") or {})
+
+
+def test_what_leaves_the_effective_token_alone_passes(levelled):
+    levelled.put("", "overrides", {"keystone": {"x": 2}})
+    levelled.put("nodes/5/", "values", {"keystone": {"x": 3}, "y": 1})
+    levelled.keys("nodes/5/", "overrides", [["keystone", "x", UNSET]])
+    levelled.put("", "overrides", {"keystone": {"admin_token": "t1"}}, status=403)  # added to the overrides
+    assert levelled.state()[1] == {"keystone": {"admin_token": "t0"}, "y": 1}
+
+
+def test_a_deploy_judges_the_effective_values_as_they_are_then(levelled):
+    """An override staged while the environment held no token; admin then stores one: the member's deploy
+    would take it out of the effective values, and is refused."""
+    levelled.put("", "values", {}, "admin")
+    sid = levelled.app.post_json(API + "/environments/1/configure", {}, headers=auth("member")).json["id"]
+    levelled.put("", "overrides", {"keystone": None}, headers={HEADER: sid})
+    levelled.put("", "values", VALUES, "admin")
+    before = levelled.state()
+    answer = levelled.app.post(API + "/environments/1/sessions/{0}/deploy".format(sid), headers=auth("member"),
+                               status=403).json
+    assert {"op": "remove", "path": "/keystone/admin_token"} in [
+        {"op": e.get("op"), "path": e.get("path")} for e in answer["errors"]]
+    assert levelled.state() == before
+
+
+def test_deleting_a_definition_with_a_policy_needs_the_bypass_rule(levelled, app):
+    url = API + "/resource_definitions/{0}".format(levelled.rid)
+    before = levelled.state()
+    answer = app.delete(url, headers=auth("member"), status=403).json
+    assert "nailgun:bypass_patch_policy" in answer["message"]
+    assert levelled.state() == before
+    free = app.post_json(API + "/components", {"name": "d", "resource_definitions": [
+        {"name": "free", "content": {"x-patch-default": "allow"}}]}, headers=auth("admin"), status=201).json
+    app.delete(API + "/resource_definitions/{0}".format(free["resource_definitions"][0]["id"]),
+               headers=auth("member"), status=204)
+    denied = app.post_json(API + "/components", {"name": "e", "resource_definitions": [
+        {"name": "denied", "content": {"x-patch-default": "deny"}}]}, headers=auth("admin"), status=201).json
+    app.delete(API + "/resource_definitions/{0}".format(denied["resource_definitions"][0]["id"]),
+               headers=auth("member"), status=403)
+    app.delete(url, headers=auth("admin"), status=204)
