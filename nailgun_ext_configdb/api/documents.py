@@ -91,7 +91,8 @@ class Target:
 
     def write(self, data, document):
         """Store ``data`` where it addresses; the mask at a secret leaf keeps the stored value. What it
-        changes must be what the definition's patch policy allows, for whom it binds."""
+        changes, in it and in the effective values at its level, must be what the definition's patch policy
+        allows, for whom it binds (``write_policy``)."""
         stored = document.data if document is not None else {}
         data = secrets.unmask(self.resource, data, stored)
         if bound_by_patch_policy():

@@ -129,8 +129,8 @@ def stage(session, environment, resource, level_path, kind, data, document, boun
     earlier staging of it is dropped). The caller holds the environment's row lock and has checked
     If-Match against the staged view; 409 (the session turns invalid, committed alone) when the
     stored document changed since this session first staged it; 403 when what the session would then
-    change in the stored document is not what the definition's patch policy allows (``bound``: the
-    writer is held to it).
+    change in the stored document, or in the effective values at its level, is not what the definition's
+    patch policy allows (``write_policy``; ``bound``: the writer is held to it).
     """
     name = key(resource.id, level_path, kind)
     change = config_session.staged(session, EXTENSION, name)

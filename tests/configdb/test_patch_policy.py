@@ -1,7 +1,9 @@
 """A definition's x-patch-policy holds whatever route a write takes (issue 24): the patch forms that reach a
 protected key through its parent or the root, a PUT, keys/set, keys/delete, a revert and a session's deploy
 are each refused (403 naming the policy) and change nothing; an unchanged protected key is no change;
-admins (``nailgun:bypass_patch_policy``) are not bound.
+admins (``nailgun:bypass_patch_policy``) are not bound. So are the writes that take a protected key out
+through the ``$unset`` marker, an override or a narrower level (the effective values at the written
+level are judged too), and a member's deleting the definition that carries the policy.
 """
 import json
 
@@ -311,3 +313,21 @@ def test_deleting_a_definition_with_a_policy_needs_the_bypass_rule(levelled, app
     app.delete(API + "/resource_definitions/{0}".format(denied["resource_definitions"][0]["id"]),
                headers=auth("member"), status=403)
     app.delete(url, headers=auth("admin"), status=204)
+
+
+def test_judging_the_effective_values_costs_one_statement_and_nothing_without_a_policy(levelled, app,
+                                                                                        query_counter):
+    """The documents of the level chain come in one query; a definition whose policy refuses nothing runs none."""
+    free = app.post_json(API + "/components", {"name": "d", "resource_definitions": [
+        {"name": "free", "content": {}}]}, headers=auth("admin"), status=201).json["resource_definitions"][0]["id"]
+    app.post_json(API + "/environments", {"components": ["c", "d"], "hierarchy_levels": ["nodes"]},
+                  headers=auth("admin"), status=201)
+
+    def count(resource, value):
+        url = "{0}/environments/2/nodes/5/resources/{1}/values".format(API, resource)
+        with query_counter.counting():
+            app.put_json(url, {"keystone": {"x": value}}, headers=auth("member"), status=204)
+        return len([s for s in query_counter.statements if not s.startswith("BEGIN")])
+
+    for value in (1, 2):  # a first write (no document yet), then a second
+        assert count(levelled.rid, value) == count(free, value) + 1
