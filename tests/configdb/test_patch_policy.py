@@ -229,8 +229,10 @@ class Levelled:
 
     def state(self):
         """Every document of the chain down to node 5, its number of versions, and node 5's effective values."""
-        documents = {(levels, kind): (self.app.get(self.url(levels, kind), headers=auth("admin")).json,
-                                      len(self.app.get(self.url(levels, kind) + "/history", headers=auth("admin")).json))
+        def read(url):
+            return self.app.get(url, headers=auth("admin")).json
+
+        documents = {(levels, kind): (read(self.url(levels, kind)), len(read(self.url(levels, kind) + "/history")))
                      for levels in ("", "nodes/5/") for kind in ("values", "overrides")}
         return documents, self.app.get(self.url("nodes/5/", "values") + "?effective", headers=auth("admin")).json
 
