@@ -23,20 +23,20 @@ def check(environment, resource, level_path, kind, stored, new):
     changes the document, or the effective values at its level, where the policy does not allow it."""
     if not json_patch.refuses_anything(*json_patch.policy(resource)):
         return
-    json_patch.check_change(resource, merge.without_markers(stored), merge.without_markers(new))
-    before, after = _effective(environment, resource, level_path, kind, stored, new)
-    json_patch.check_change(resource, before, after, "This write, in the effective values at {0},".format(
-        levels.display(level_path)))
-
-
-def _effective(environment, resource, level_path, kind, stored, new):
-    """The effective values at ``level_path`` with ``stored`` and with ``new`` at (``level_path``, ``kind``),
-    the other documents of the chain as stored."""
     paths = levels.prefixes(levels.split(level_path))
-    placed = {(d.level_path, d.kind): d.data for d in document_obj.chain(environment.id, resource.id, paths)}
-    order = [(path, each) for path in paths for each in (VALUES, OVERRIDES)]
-    merged = []
-    for data in (stored, new):
-        placed[level_path, kind] = data
-        merged.append(merge.effective([(place, placed[place]) for place in order if place in placed])[0])
-    return merged
+    chain = {(d.level_path, d.kind): d.data for d in document_obj.chain(environment.id, resource.id, paths)}
+    judge(resource, chain, paths, (level_path, kind), stored, new)
+
+
+def judge(resource, chain, paths, place, stored, new):
+    """``check`` of writing ``new`` over ``stored`` at ``place`` (level path, kind), the last of ``paths``
+    (the levels down to it, broadest first), where ``chain`` holds the other documents by place."""
+    json_patch.check_change(resource, merge.without_markers(stored), merge.without_markers(new))
+    order = [(path, kind) for path in paths for kind in (VALUES, OVERRIDES)]
+
+    def effective(data):
+        return merge.effective([(each, data if each == place else chain[each]) for each in order
+                                if each == place or each in chain])[0]
+
+    json_patch.check_change(resource, effective(stored), effective(new),
+                            "This write, in the effective values at {0},".format(levels.display(place[0])))

@@ -8,8 +8,12 @@ level are judged too), and a member's deleting the definition that carries the p
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from nailgun_host import errors
 from nailgun_host.secrets.masking import MASK
+from nailgun_ext_configdb.objects import json_values, merge, resource_definition, write_policy
 from tests.configdb.conftest import API
 from tests.configdb.test_secrets import app, auth  # noqa: F401 (the fixture of local users: member, admin, ...)
 
@@ -333,3 +337,38 @@ def test_judging_the_effective_values_costs_one_statement_and_nothing_without_a_
 
     for value in (1, 2):  # a first write (no document yet), then a second
         assert count(levelled.rid, value) == count(free, value) + 1
+
+
+#: documents over a few keys, where ``/k/t`` (the protected key) and the marker turn up often
+_LEAVES = st.one_of(st.integers(0, 2), st.none(), st.just(UNSET))
+_DOCUMENTS = st.dictionaries(st.sampled_from(["k", "t", "x"]), st.recursive(
+    _LEAVES, lambda inner: st.dictionaries(st.sampled_from(["k", "t", "x"]), inner, max_size=3), max_leaves=6),
+    max_size=3)
+_PLACES = [(path, kind) for path in ("", "nodes/5") for kind in ("values", "overrides")]
+
+
+def _token(effective):
+    keystone = effective.get("k")
+    return keystone.get("t", "absent") if isinstance(keystone, dict) else "absent"
+
+
+@settings(max_examples=300, deadline=None)
+@given(chain=st.fixed_dictionaries({place: _DOCUMENTS for place in _PLACES}), where=st.sampled_from(_PLACES),
+       new=_DOCUMENTS, operations=st.sampled_from([["replace"], []]))
+def test_no_accepted_write_adds_or_removes_the_effective_protected_key(chain, where, new, operations):
+    """Whatever a write at any place of the chain (markers, nulls, scalars over objects) is accepted for, the
+    effective ``/k/t`` at its level is neither added nor removed, and with no operation allowed not changed."""
+    resource = resource_definition.Resource(id=1, name="k", component_id=1, version=1, definition_id=1, content={
+        "x-patch-policy": {"/k/t": operations}}, secret_schemas=())
+    paths = ["", "nodes/5"][:["", "nodes/5"].index(where[0]) + 1]
+    stored = chain.pop(where)
+    try:
+        write_policy.judge(resource, chain, paths, where, stored, new)
+    except errors.NotAllowed:
+        return
+    layers = [(place, new if place == where else chain[place]) for place in _PLACES if place[0] in paths]
+    before = _token(merge.effective([(p, stored if p == where else d) for p, d in layers])[0])
+    after = _token(merge.effective(layers)[0])
+    assert (before == "absent") == (after == "absent")
+    if not operations:
+        assert json_values.json_equal(before, after)
