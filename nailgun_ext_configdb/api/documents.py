@@ -29,7 +29,7 @@ from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_mat
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment, json_patch, json_values, keys, levels, merge
-from nailgun_ext_configdb.objects import resource_definition, secrets, staging
+from nailgun_ext_configdb.objects import resource_definition, secrets, staging, write_policy
 
 PATH_SAFE = "/:@!$&'()*+,;="
 
@@ -91,11 +91,12 @@ class Target:
 
     def write(self, data, document):
         """Store ``data`` where it addresses; the mask at a secret leaf keeps the stored value. What it
-        changes must be what the definition's patch policy allows, for whom it binds."""
+        changes, in it and in the effective values at its level, must be what the definition's patch policy
+        allows, for whom it binds (``write_policy``)."""
         stored = document.data if document is not None else {}
         data = secrets.unmask(self.resource, data, stored)
         if bound_by_patch_policy():
-            json_patch.check_change(self.resource, stored, data)
+            write_policy.check(self.environment, self.resource, self.path, self.kind, stored, data)
         if self.kind == VALUES:
             resource_definition.validate_values(self.resource, data)
         return document_obj.write(self.environment, self.resource, self.path, self.kind, data, author(),

@@ -4,7 +4,8 @@
 select versions; every answer says a definition's ``version`` and whether it is the ``latest``.
 """
 from nailgun_host import errors
-from nailgun_host.api.base import authorize_changing_secrets, flag_param, id_param, query, set_status
+from nailgun_host.api.base import (authorize_bypassing_patch_policy, authorize_changing_secrets, flag_param,
+                                   id_param, query, set_status)
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigCollectionHandler, ConfigItemHandler
 from nailgun_ext_configdb.objects import resource_definition
@@ -71,9 +72,13 @@ class ConfigResourceDefinitionHandler(ConfigItemHandler):
 
     def DELETE(self, object_id):
         """Deleting a version while others live may take a secret marker away (a leaf is secret while any
-        live version marks it): that needs ``nailgun:change_secrets`` too."""
+        live version marks it): that needs ``nailgun:change_secrets`` too. Deleting one whose content has a
+        patch policy (which may be the last live version: its documents go with it) needs
+        ``nailgun:bypass_patch_policy``."""
         found = self.objects.get(object_id, lock=True)
         if self.objects.has_other_versions(found):
             authorize_changing_secrets()
+        if self.objects.has_patch_policy(found):
+            authorize_bypassing_patch_policy()
         self.objects.delete(found)
         set_status(204)

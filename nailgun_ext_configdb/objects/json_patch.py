@@ -8,8 +8,10 @@ compare-and-swap. Checking and applying are the host's (``nailgun_host.patching`
 patch gets the same answer here as on the environment model.
 
 The policy binds every identity but those ``nailgun:bypass_patch_policy`` allows (admin), and every
-write: what a write changes is judged (``check_change``), whatever route it takes; a plain patch's
-operations are checked each on its own path first, with the answers the policy has always given.
+write: what a write changes is judged (``check_change``, by ``write_policy``), whatever route it takes;
+a plain patch's operations are checked each on its own path first, with the answers the policy has
+always given. A 403 names the definition by the id of the version whose policy refused (the id
+``/config/resource_definitions/<id>`` answers to).
 """
 from nailgun_host import errors, patching
 
@@ -46,7 +48,7 @@ def apply(resource, document, patch, bound=True):
     it): 403 where the policy refuses an operation (for an identity it ``bound`` s), then the host's
     mapping of what does not apply (404, 409); 400 unless the result is an object, as every document is
     (a PUT's body must be one too). What the result changes is judged when it is written
-    (``check_change``)."""
+    (``write_policy.check``)."""
     if bound:
         allowed, default = policy(resource)
         patching.check_policy(patch, allowed, default)
@@ -56,15 +58,20 @@ def apply(resource, document, patch, bound=True):
     return patched
 
 
-def check_change(resource, stored, new):
+def refuses_anything(allowed, default):
+    """Whether a policy (``rules``) could refuse any change: a pattern, or a default that is not "allow"."""
+    return bool(allowed) or set(default) != set(patching.OPERATIONS)
+
+
+def check_change(resource, stored, new, what="This write"):
     """403 naming the definition's policy and what it refuses in the write ``stored`` -> ``new`` (both
     clear: the mask written back keeps the stored value, so it changes nothing), judged by its effect
-    (``nailgun_host.patching.refused_changes``): the same for a patch, a PUT, keys, a revert and a
-    session's deploy."""
+    (``nailgun_host.patching.refused_changes``); ``what`` says what ``stored`` and ``new`` are."""
     allowed, default = policy(resource)
     refused = patching.refused_changes(stored, new, allowed, default)
     if refused:
         first = refused[0]
-        raise errors.NotAllowed("This write would {0} '{1}': the {2} of resource definition {3} allows {4} "
-                                "there".format(first["op"], first["path"], POLICY, resource.id,
-                                               ", ".join(first["allowed"]) or "nothing"), refused)
+        raise errors.NotAllowed("{0} would {1} '{2}': the {3} of resource definition {4} ({5} version {6}) "
+                                "allows {7} there".format(what, first["op"], first["path"], POLICY,
+                                                          resource.definition_id, resource.name, resource.version,
+                                                          ", ".join(first["allowed"]) or "nothing"), refused)

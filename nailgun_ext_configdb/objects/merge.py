@@ -16,6 +16,11 @@ def is_unset(value):
     return isinstance(value, dict) and len(value) == 1 and json_equal(value, UNSET)
 
 
+def without_markers(document):
+    """``document`` as a merge reads it: every key set to the marker left out (its value absent)."""
+    return _fresh(document, None)[0]
+
+
 def _fresh(value, origin):
     """``value`` without markers, in new objects (the merge fills them), and its provenance tree.
 

@@ -232,6 +232,15 @@ def content_changes(definition, content):
     return not json_equal(definition.content, content)
 
 
+def has_patch_policy(definition):
+    """Whether ``definition``'s content gives a patch policy that may refuse a write (one that does not
+    parse counts: it was meant to)."""
+    try:
+        return json_patch.refuses_anything(*json_patch.rules(definition.content))
+    except errors.InvalidData:
+        return True
+
+
 def has_other_versions(definition):
     return len(storage.driver().versions(definition.lineage_id)) > 1
 

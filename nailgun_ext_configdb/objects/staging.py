@@ -24,7 +24,7 @@ from nailgun_host.validation import check_storable
 from nailgun_ext_configdb.models import VALUES, DocumentVersion, Environment
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment as environment_obj
-from nailgun_ext_configdb.objects import json_patch, json_values, levels, resource_definition, secrets
+from nailgun_ext_configdb.objects import json_values, levels, resource_definition, secrets, write_policy
 
 #: the name the host files ConfigDB's staged documents under (the extension's name)
 EXTENSION = "configdb"
@@ -129,8 +129,8 @@ def stage(session, environment, resource, level_path, kind, data, document, boun
     earlier staging of it is dropped). The caller holds the environment's row lock and has checked
     If-Match against the staged view; 409 (the session turns invalid, committed alone) when the
     stored document changed since this session first staged it; 403 when what the session would then
-    change in the stored document is not what the definition's patch policy allows (``bound``: the
-    writer is held to it).
+    change in the stored document, or in the effective values at its level, is not what the definition's
+    patch policy allows (``write_policy``; ``bound``: the writer is held to it).
     """
     name = key(resource.id, level_path, kind)
     change = config_session.staged(session, EXTENSION, name)
@@ -146,7 +146,7 @@ def stage(session, environment, resource, level_path, kind, data, document, boun
     data = json_values.stored_form(check_storable(data))
     result = secrets.unmask(resource, data, stored)  # a mask with nothing stored to keep: 400 now
     if bound:
-        json_patch.check_change(resource, stored, result)
+        write_policy.check(environment, resource, level_path, kind, stored, result)
     if kind == VALUES:
         resource_definition.validate_values(resource, result)
     if json_values.json_equal(result, stored):
@@ -221,7 +221,7 @@ def deploy(session, changes, author, bound=True):
         try:
             data = secrets.unmask(resource, change.data, stored)
             if bound:
-                json_patch.check_change(resource, stored, data)
+                write_policy.check(environment, resource, level_path, kind, stored, data)
             if kind == VALUES:
                 resource_definition.validate_values(resource, data)
         except errors.NailgunError as exc:

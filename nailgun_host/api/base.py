@@ -210,6 +210,12 @@ def bound_by_patch_policy():
     return not policy.allowed(policy.BYPASS_PATCH_POLICY, identity())
 
 
+def authorize_bypassing_patch_policy():
+    """403 naming ``nailgun:bypass_patch_policy`` unless the request's identity may do what a patch policy
+    would refuse (delete a resource definition that carries one)."""
+    policy.authorize(policy.BYPASS_PATCH_POLICY, identity())
+
+
 def authorize_changing_secrets():
     """403 naming ``nailgun:change_secrets`` unless the request's identity may change what is secret
     (a write that would declassify stored secrets, or constrain them into an oracle)."""
