@@ -12,6 +12,7 @@ import io
 import locale
 import logging
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,12 @@ from pathlib import Path
 FUEL_EXT = str(Path(sys.executable).parent / "fuel-ext")
 #: run the command line through fuel-ext's ``main(argv)`` in the test process
 IN_PROCESS = "in-process"
+
+
+def ctrl_c_reaches_it():
+    """``preexec_fn`` for a command a test stops with SIGINT, as a terminal's Ctrl-C: a test run started in the
+    background (``bash .ci/run &``) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @functools.lru_cache(maxsize=None)

@@ -16,7 +16,7 @@ import pytest
 
 from nailgun_host.client import APIClient
 from tests.auth import LOCAL_USERS
-from tests.commands import FUEL_EXT, IN_PROCESS
+from tests.commands import FUEL_EXT, IN_PROCESS, ctrl_c_reaches_it
 from tests.configdb_clients.conftest import FUEL2, FUEL_EXT_SCRIPT, HIERA_TREE
 from tests.conftest import free_port
 
@@ -261,7 +261,7 @@ def test_changes_follow_prints_each_change_as_it_comes_and_stops_on_ctrl_c(fuel,
     since = json.loads(fuel("config", "changes", "--env", "1", "--since", "0", "-f", "json").stdout)[-1]["revision"]
     process = subprocess.Popen([fuel.command, "config", "changes", "--env", "1", "--since", str(since), "--follow",
                                 "--wait", "5", "-f", "json"], env=fuel.environ, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=ctrl_c_reaches_it)
     selector = selectors.DefaultSelector()
     selector.register(process.stdout, selectors.EVENT_READ)
     try:
@@ -314,7 +314,8 @@ def test_changes_follow_retries_a_server_out_of_reach_and_a_silent_one_times_out
     environ.update(SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(free_port()), HOME=str(tmp_path),
                    XDG_CONFIG_HOME=str(tmp_path), HTTP_TIMEOUT="1")
     process = subprocess.Popen([FUEL_EXT, "config", "changes", "--env", "1", "--since", "0", "--follow"],
-                               env=environ, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               env=environ, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=ctrl_c_reaches_it)
     try:
         retries = []
         while len(retries) < 2:  # the retries come at 1 s, then 2 s: readline does not wait long

@@ -9,6 +9,7 @@ import time
 
 import requests
 
+from tests.commands import ctrl_c_reaches_it
 from tests.conftest import free_port
 
 
@@ -124,7 +125,7 @@ def test_ctrl_c_stops_nailgun_api_without_waiting_for_a_waiting_feed_request(tmp
     base = root + "/api/v1"
     server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
                                "--port", str(port)], env=_environ(tmp_path),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_reaches_it)
     try:
         _wait_until_it_answers(root, server)
         assert requests.post(base + "/config/components", json={"name": "c", "resource_definitions": []}).ok
