@@ -100,9 +100,22 @@ def empty_db_url(db_url, tmp_path):
     with admin.connect() as connection:
         connection.execute(sa.text('CREATE DATABASE "{0}"'.format(name)))
     yield url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as connection:
-        connection.execute(sa.text('DROP DATABASE "{0}" WITH (FORCE)'.format(name)))
+    _drop_database(admin, name)
     admin.dispose()
+
+
+def _drop_database(admin, name, tries=20):
+    """DROP DATABASE ... WITH (FORCE), again for a while when it meets a backend it may not end (an autovacuum
+    worker that the new tables woke: it finishes soon)."""
+    for attempt in range(tries):
+        try:
+            with admin.connect() as connection:
+                connection.execute(sa.text('DROP DATABASE "{0}" WITH (FORCE)'.format(name)))
+            return
+        except sa.exc.ProgrammingError as exc:
+            if "InsufficientPrivilege" not in type(exc.orig).__name__ or attempt == tries - 1:
+                raise
+            time.sleep(0.5)
 
 
 @pytest.fixture(autouse=True)
