@@ -1,7 +1,8 @@
 """Local mode's token keys and revocations, kept in the database so that every host of one database accepts the
 tokens of every other, and copied into each process so that checking a token asks the database nothing.
 
-Keys (``auth_token_keys``): Fernet keys; the highest id is the primary and signs new tokens, the others still
+Keys (``auth_token_keys``): Fernet keys, sealed with the secrets' keys (``SealedJSON``) so that a dump of the
+database forges no token, and resealed by ``nailgun-secrets reencrypt`` as every sealed column; the highest id is the primary and signs new tokens, the others still
 open the tokens they signed. ``rotate`` (``nailgun-users rotate-token-key``) adds a new primary and drops the
 keys whose tokens have all expired (superseded more than ``AUTH.token_ttl`` ago); with ``revoke`` it drops every
 other key, and with them every token issued so far. The first key is made at the first use; hosts starting at
@@ -34,9 +35,16 @@ REFRESH = 1.0
 FORCED_REFRESH = 0.1
 
 _KEYS = TokenKey.__table__
+#: the member of a key's column that holds the Fernet key
+FERNET_KEY = "fernet_key"
 _REVOCATIONS = TokenRevocation.__table__
 
 _Copy = collections.namedtuple("_Copy", "engine loaded signer opener revoked")
+
+
+def _new_key():
+    """A new token key as its column holds it: sealed with the secrets' keys on its way to the database."""
+    return {FERNET_KEY: Fernet.generate_key().decode()}
 
 
 def _now():
@@ -47,7 +55,7 @@ def _create_first_key(engine):
     expect_writes(True)
     try:
         with engine.begin() as connection:
-            connection.execute(sa.insert(_KEYS), {"id": 1, "key": Fernet.generate_key().decode(),
+            connection.execute(sa.insert(_KEYS), {"id": 1, "key": _new_key(),
                                                   "superseded_at": None})
     except sa.exc.IntegrityError:
         pass  # another process made it first: read its key
@@ -62,7 +70,7 @@ def _load(engine):
             revoked = frozenset(tuple(row) for row in connection.execute(
                 sa.select(_REVOCATIONS.c.user_name, _REVOCATIONS.c.password_fingerprint)))
         if keys:
-            fernets = [Fernet(key) for key in keys]
+            fernets = [Fernet(key[FERNET_KEY]) for key in keys]
             return _Copy(engine, time.monotonic(), fernets[0], MultiFernet(fernets), revoked)
         _create_first_key(engine)
     raise AuthenticationUnavailable("the token keys cannot be created in the database")
@@ -123,7 +131,7 @@ def rotate(engine, token_ttl, revoke=False):
         connection.execute(sa.update(_KEYS).where(_KEYS.c.superseded_at.is_(None)).values(superseded_at=now))
         expired = _KEYS.c.superseded_at < now - datetime.timedelta(seconds=token_ttl)
         connection.execute(sa.delete(_KEYS).where(sa.true() if revoke else expired))
-        connection.execute(sa.insert(_KEYS), {"id": newest + 1, "key": Fernet.generate_key().decode(),
+        connection.execute(sa.insert(_KEYS), {"id": newest + 1, "key": _new_key(),
                                               "superseded_at": None})
         kept = connection.execute(sa.select(_KEYS.c.id).order_by(_KEYS.c.id.desc())).scalars().all()
     return newest + 1, kept

@@ -345,7 +345,8 @@ class TokenKey(Base):
     __tablename__ = "auth_token_keys"
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
-    key: Mapped[str] = mapped_column(sa.String(64))
+    #: ``{"fernet_key": ...}``, sealed like every secret at rest: a dump of the database forges no token
+    key: Mapped[dict] = mapped_column(SealedJSON(secrets.every_leaf))
     #: when a newer key became the primary; None: this one is the primary
     superseded_at: Mapped[datetime.datetime | None] = mapped_column()
 

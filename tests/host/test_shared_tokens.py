@@ -5,13 +5,15 @@ the keys. The end-to-end check with real servers and fuel2 is tests/host/test_sh
 """
 import copy
 import io
+import json
 import shutil
 import threading
 
 import pytest
 import webtest
+from cryptography.fernet import Fernet
 
-from nailgun_host import server, settings
+from nailgun_host import secrets, server, settings
 from nailgun_host.app import build_wsgi
 from nailgun_host.auth import middleware, token_keys
 from tests.host.test_auth import auth_settings, basic, login, write_users_file  # noqa: F401 (fixture)
@@ -186,6 +188,19 @@ def test_hosts_starting_at_once_make_one_first_key(migrated_db):
             assert copy.open(token) == b'{"user": "u", "password": "p"}'
     with migrated_db[0].connect() as connection:
         assert connection.exec_driver_sql("SELECT count(*) FROM auth_token_keys").scalar() == 1
+
+
+def test_the_database_holds_the_token_keys_sealed(hosts, migrated_db):
+    """A dump of the database forges no token: the stored key is a Fernet token of the secrets' keys, and what it
+    seals is the key that signed the token."""
+    first, _ = hosts[0]
+    token = token_of(first, "member")
+    with migrated_db[0].connect() as connection:
+        (raw,) = connection.exec_driver_sql("SELECT key FROM auth_token_keys").scalars().all()
+    stored = json.loads(raw) if isinstance(raw, str) else raw
+    assert set(stored) == {token_keys.FERNET_KEY} and set(stored[token_keys.FERNET_KEY]) == {"$fernet"}
+    key = json.loads(secrets.keyset().decrypt(stored[token_keys.FERNET_KEY]["$fernet"].encode()))
+    assert json.loads(Fernet(key).decrypt(token.encode()))["user"] == "member"
 
 
 def test_users_files_of_earlier_versions_still_load_and_lose_their_token_secret(hosts, db_url):

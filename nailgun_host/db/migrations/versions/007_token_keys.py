@@ -5,6 +5,10 @@ Revises: c006
 """
 from alembic import op
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+#: the JSON the sealed key is kept in (``SealedJSON``: JSONB on PostgreSQL)
+JSONType = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
 
 revision = "c007"
 down_revision = "c006"
@@ -15,7 +19,7 @@ depends_on = None
 def upgrade():
     op.create_table("auth_token_keys",
                     sa.Column("id", sa.Integer(), autoincrement=False, nullable=False),
-                    sa.Column("key", sa.String(length=64), nullable=False),
+                    sa.Column("key", JSONType, nullable=False),
                     sa.Column("superseded_at", sa.DateTime(), nullable=True),
                     sa.PrimaryKeyConstraint("id"))
     op.create_table("auth_revocations",
