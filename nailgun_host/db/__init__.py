@@ -29,11 +29,13 @@ class Base(orm.DeclarativeBase):
 def get_or_404(model, object_id, message=None, lock=False):
     """The row of ``model`` that ``object_id`` (a URL segment or an int) names; 404 when none.
 
-    ``lock`` takes the row FOR UPDATE and reloads it, so a writer sees what the one
+    ``lock`` takes the row FOR UPDATE (OF its own table: a cluster's joined release is read, not locked, or
+    writers of two clusters of one release deadlock on it) and reloads it, so a writer sees what the one
     before it committed. An id outside the id rule names nothing (404, not a database error).
     """
     parsed = parse_id(object_id)
-    found = db.get(model, parsed, with_for_update=True if lock else None, populate_existing=lock) if parsed else None
+    lock_clause = {"of": model} if lock else None
+    found = db.get(model, parsed, with_for_update=lock_clause, populate_existing=lock) if parsed else None
     if found is None:
         raise errors.ObjectNotFound(message or "{0} not found".format(model.__name__))
     return found

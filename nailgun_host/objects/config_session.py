@@ -287,7 +287,7 @@ def deploy(session):
     scope = scope_of(session)
     cluster = None
     if scope.kind == "cluster":
-        cluster = db.get(Cluster, scope.environment_id, with_for_update=True, populate_existing=True)
+        cluster = db.get(Cluster, scope.environment_id, with_for_update={"of": Cluster}, populate_existing=True)
         if cluster is None:
             raise errors.ObjectNotFound("Cluster {0} not found".format(scope.environment_id))
     extensions.fire("on_session_lock", session)

@@ -58,7 +58,7 @@ def lock_clusters(cluster_ids):
     of ``config_session.py`` (clusters, ConfigDB environment, session), so a writer of what the
     environment model shows never interleaves with a session's deploy. Unknown ids are skipped."""
     for cluster_id in sorted({int(c) for c in cluster_ids if c is not None}):
-        db.get(Cluster, cluster_id, with_for_update=True, populate_existing=True)
+        db.get(Cluster, cluster_id, with_for_update={"of": Cluster}, populate_existing=True)
 
 
 def lock_with_clusters(ids, target_cluster_ids=()):

@@ -111,7 +111,7 @@ def receive(response):
     """
     cluster_id = db.execute(sa.select(Task.cluster_id).where(Task.uuid == response["task_uuid"])).first()
     if cluster_id is not None and cluster_id[0] is not None:  # the lock order: the cluster row, then the task's
-        db.get(Cluster, cluster_id[0], with_for_update=True, populate_existing=True)
+        db.get(Cluster, cluster_id[0], with_for_update={"of": Cluster}, populate_existing=True)
     task = db.query(Task).filter_by(uuid=response["task_uuid"]).with_for_update().populate_existing().first()
     if task is None:
         raise errors.ObjectNotFound("Task with uuid {0} was not found".format(response["task_uuid"]))

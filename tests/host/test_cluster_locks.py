@@ -127,16 +127,18 @@ def test_the_orchestrator_answer_while_a_deploy_lands(api, env, session):
         assert requests.get("{0}/tasks/{1}/".format(api, task.json()["id"])).json()["status"] in ("ready", "error")
 
 
-def _held_back(api, db_url, cluster, call):
-    """Whether ``call`` waits while another connection holds the cluster's row lock (PostgreSQL).
+def _held_back(api, db_url, cluster, call, table="clusters"):
+    """Whether ``call`` waits while another connection holds the row lock of ``cluster`` (or of the row
+    ``cluster`` names in ``table``), on PostgreSQL.
 
     The holder takes FOR NO KEY UPDATE: it conflicts with the writers' FOR UPDATE but not with the
-    KEY SHARE lock a foreign key check takes, so only a writer that locks the cluster waits."""
+    KEY SHARE lock a foreign key check takes, so only a writer that locks the row waits."""
     import sqlalchemy as sa
     engine = sa.create_engine(db_url)
     try:
         with engine.connect() as holder:
-            holder.execute(sa.text("SELECT id FROM clusters WHERE id = :id FOR NO KEY UPDATE"), {"id": cluster})
+            holder.execute(sa.text("SELECT id FROM {0} WHERE id = :id FOR NO KEY UPDATE".format(table)),
+                           {"id": cluster})
             done = threading.Event()
             answer = []
             thread = threading.Thread(target=lambda: (answer.append(call()), done.set()))
@@ -170,3 +172,22 @@ def test_each_writer_waits_for_the_cluster_row_lock(api, db_url, writer):
         "DELETE /nodes/<id>": lambda: requests.delete("{0}/nodes/{1}".format(api, node)),
     }
     assert _held_back(api, db_url, cluster, calls[writer])
+
+
+@pytest.mark.parametrize("writer", ["PUT /nodes/<id>", "DELETE /nodegroups/<id>", "DELETE /clusters/<id>"])
+def test_a_writer_locks_its_cluster_and_not_the_clusters_release(api, db_url, writer):
+    """A cluster is read with its release joined; locking the cluster must not lock that row too: writers of
+    two clusters of one release then deadlocked on it (a cluster's deletion answered 409)."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("row locks need PostgreSQL (SQLite serializes every writer with BEGIN IMMEDIATE)")
+    cluster = _cluster(api, "of-a-shared-release")
+    release = requests.get("{0}/clusters/{1}".format(api, cluster)).json()["release_id"]
+    group = requests.post(api + "/nodegroups/", json={"cluster_id": cluster, "name": "g"}).json()["id"]
+    node = _node(api, 8)
+    requests.put(api + "/nodes/", json=[{"id": node, "cluster_id": cluster}]).raise_for_status()
+    calls = {
+        "PUT /nodes/<id>": lambda: requests.put("{0}/nodes/{1}".format(api, node), json={"status": "error"}),
+        "DELETE /nodegroups/<id>": lambda: requests.delete("{0}/nodegroups/{1}".format(api, group)),
+        "DELETE /clusters/<id>": lambda: requests.delete("{0}/clusters/{1}".format(api, cluster)),
+    }
+    assert not _held_back(api, db_url, release, calls[writer], table="releases")
