@@ -22,7 +22,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from nailgun_host.server import prepare_database  # noqa: E402
+from nailgun_host.cmd.startup import prepare_database  # noqa: E402
 from nailgun_host.settings import settings  # noqa: E402
 
 

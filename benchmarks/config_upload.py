@@ -39,7 +39,7 @@ LISTED_NODES = 150
 FAST_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 #: ``fuel-ext`` as it was before issue 14: the pure-Python YAML loader (and ``--jobs 1`` on the command line)
 REFERENCE = ("import sys; from nailgun_ext_configdb.cli import upload; upload.Loader = upload.HieraLoader; "
-             "from nailgun_host.client.fuel_ext import main; sys.exit(main())")
+             "from nailgun_platform.client.fuel_ext import main; sys.exit(main())")
 
 
 def fixture(name):

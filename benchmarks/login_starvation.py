@@ -138,7 +138,7 @@ def main():
         yaml.safe_dump({"token_secret": Fernet.generate_key().decode(), "users": {"ops": {
             "password": bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt()).decode(), "roles": ["reader"]}}}, stream)
     with database(args.pg_url, "nailgun_login_bench", directory) as db_url:
-        subprocess.run([sys.executable, "-c", "from nailgun_host.server import syncdb; syncdb()", "--db-url",
+        subprocess.run([sys.executable, "-c", "from nailgun_host.cmd.syncdb import syncdb; syncdb()", "--db-url",
                         db_url], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
         print("{0:<28} {1:>8} {2:>8} {3:>8} {4:>7}  {5:<24} {6:<34} {7}".format(
             "logged-in GET", "p50 ms", "p99 ms", "max ms", "GETs", "its answers", "guesses' answers", "load"))

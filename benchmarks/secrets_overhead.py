@@ -25,8 +25,8 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from nailgun_host import secrets  # noqa: E402
-from nailgun_host.secrets import classify, masking, sealing  # noqa: E402
 from nailgun_host.settings import settings  # noqa: E402
+from nailgun_platform.secrets import classify, masking, sealing  # noqa: E402
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "tests", "configdb_clients", "fixtures", "hiera", "astute.yaml")

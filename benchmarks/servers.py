@@ -48,7 +48,7 @@ def gunicorn(app, env=None, cwd=ROOT, workers=2):
 def nailgun_api(db_url, env=None):
     """``nailgun-api`` (cheroot, one process; it migrates the database) on a free port."""
     port = free_port()
-    return served([sys.executable, "-c", "from nailgun_host.server import serve; serve()", "--db-url", db_url,
+    return served([sys.executable, "-c", "from nailgun_host.cmd.api import serve; serve()", "--db-url", db_url,
                    "--port", str(port)], port, env)
 
 

@@ -42,7 +42,7 @@ def start_server(db_url, directory):
     config = os.path.join(directory, "settings.yaml")
     with open(config, "w") as stream:
         stream.write(SETTINGS)
-    process = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
+    process = subprocess.Popen([sys.executable, "-c", "from nailgun_host.cmd.api import serve; serve()",
                                 "--db-url", db_url, "--port", str(port), "--config", config],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

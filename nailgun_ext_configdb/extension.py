@@ -3,13 +3,8 @@ import os
 
 import sqlalchemy as sa
 
-import nailgun_host
-from nailgun_host import errors
-from nailgun_host.api.base import bound_by_patch_policy
-from nailgun_host.db import db
-from nailgun_host.db.models import Node
-from nailgun_host.extensions import BaseExtension, SettingsError
-from nailgun_ext_configdb import storage
+from nailgun_host.public import __version__, BaseExtension, Node, SettingsError, bound_by_patch_policy, db, errors
+from nailgun_ext_configdb import settings_section, storage
 from nailgun_ext_configdb.models import Environment
 from nailgun_ext_configdb.objects import document, levels, resealing, staging
 from nailgun_ext_configdb.objects import environment as environment_obj
@@ -44,13 +39,29 @@ def _forget_nodes(nodes):
 
 class ConfigDBExtension(BaseExtension):
     name = "configdb"
-    version = nailgun_host.__version__
+    version = __version__
     description = "Versioned store of serialized deployment facts, with overrides and effective values"
     urls = URLS
 
     @classmethod
     def alembic_migrations_path(cls):
         return os.path.join(os.path.dirname(__file__), "migrations")
+
+    @classmethod
+    def settings_sections(cls):
+        return {settings_section.NAME: settings_section.DEFAULTS}
+
+    @classmethod
+    def settings_environment(cls):
+        return settings_section.ENVIRONMENT
+
+    @classmethod
+    def check_settings_sections(cls, settings):
+        settings_section.check(settings[settings_section.NAME])
+
+    @classmethod
+    def session_document_types(cls):
+        return {"configdb": {"sections": False}}
 
     @classmethod
     def check_settings(cls):

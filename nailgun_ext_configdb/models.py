@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.orm import Mapped, mapped_column
 
-from nailgun_host.db import Base, JSONType
-from nailgun_host.db.sealed import SealedJSON
+from nailgun_host.public import Base, JSONType
+from nailgun_platform.public import SealedJSON
 
 PREFIX = "configdb_"
 VALUES, OVERRIDES = "values", "overrides"

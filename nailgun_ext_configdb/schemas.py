@@ -1,6 +1,6 @@
 """JSON schemas of ConfigDB's request bodies."""
-from nailgun_host import patching
-from nailgun_host.validation import ID_SCHEMA as ID
+from nailgun_host.public import ID_SCHEMA as ID
+from nailgun_platform.public import patching
 
 NO_NUL = "^[^\\x00]*$"
 NAME = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
@@ -73,7 +73,7 @@ REVERT = {
     "additionalProperties": False,
 }
 
-#: an RFC 6902 JSON patch; ``nailgun_host.patching`` checks how many operations, then each, naming the bad one
+#: an RFC 6902 JSON patch; ``nailgun_platform.patching`` checks how many operations, then each, naming the bad one
 JSON_PATCH = patching.BODY
 #: the media types a JSON patch of a document is sent as (seed 000's name too); others: 415
 JSON_PATCH_MEDIA_TYPES = ["application/json-patch+json", "application/env-model-json-patch"]

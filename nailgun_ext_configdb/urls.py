@@ -3,9 +3,9 @@
 A document's URL names its environment, its level pairs (``nodes/1/``, or none for the
 environment level), its resource (an id, or a name that may hold ``/``) and its kind. The session
 routes (``api.sessions``) follow the environment's URL. A document's GET answers are replayed from memory
-(``nailgun_host.read_cache``) while the state they are computed from is unchanged (``objects.read_state``).
+(``nailgun_platform.read_cache``) while the state they are computed from is unchanged (``objects.read_state``).
 """
-from nailgun_host.api.base import route
+from nailgun_host.public import route
 from nailgun_ext_configdb.api import changes, components, documents, environments, pins, resource_definitions
 from nailgun_ext_configdb.api import sessions
 from nailgun_ext_configdb.objects import read_state

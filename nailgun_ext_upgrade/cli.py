@@ -7,9 +7,7 @@ model with the session's staged changes and edit stages the patch in the session
 """
 from cliff import lister, show
 
-from nailgun_host.client import ClientMixin
-from nailgun_host.client.patches import MODEL_MEDIA_TYPE, PatchFileError, read_patch
-from nailgun_host.client.sessions import SessionOption
+from nailgun_platform.client import MODEL_MEDIA_TYPE, ClientMixin, PatchFileError, SessionOption, read_patch
 
 ENV_COLUMNS = ("id", "status", "fuel_version", "name", "release_id", "is_customized", "changes")
 RELEASE_COLUMNS = ("id", "name", "state", "operating_system", "version")
@@ -141,3 +139,8 @@ class EnvModelEdit(SessionOption, ClientMixin, show.ShowOne):
             raise ValueError(str(exc))
         headers = dict(self.session_headers(args), **{"Content-Type": MODEL_MEDIA_TYPE})
         return _show_model(self.client.patch("clusters/{0}/model/".format(args.env), patch, headers=headers))
+
+
+def model_label(descriptor):
+    """How the commands name the environment model staged in a session (``nailgun_platform.client.documents``)."""
+    return "the environment model"

@@ -1,14 +1,8 @@
 """The cluster_upgrade extension: clone an environment into an Upgrade Seed and move nodes into it."""
 import os
 
-import nailgun_host
-from nailgun_host.db import db
-from nailgun_host.db.models import Cluster
-from nailgun_host.api.base import authorize_declassified
-from nailgun_host.extensions import BaseExtension, BasePipeline
-from nailgun_host.objects import cluster as cluster_obj
-from nailgun_host.objects import config_session
-from nailgun_host.objects import release as release_obj
+from nailgun_host.public import (__version__, BaseExtension, BasePipeline, Cluster, authorize_declassified, cluster_obj,
+                                 config_session_obj as config_session, db, release_obj)
 from nailgun_ext_upgrade.objects import model_session
 from nailgun_ext_upgrade.objects import relation as relation_obj
 from nailgun_ext_upgrade.urls import URLS
@@ -33,7 +27,7 @@ class UpgradePipeline(BasePipeline):
 
 class ClusterUpgradeExtension(BaseExtension):
     name = "cluster_upgrade"
-    version = nailgun_host.__version__
+    version = __version__
     description = "Clone an environment into an Upgrade Seed on a newer release and move nodes into it"
     urls = URLS
     data_pipelines = [UpgradePipeline]
@@ -41,6 +35,17 @@ class ClusterUpgradeExtension(BaseExtension):
     @classmethod
     def alembic_migrations_path(cls):
         return os.path.join(os.path.dirname(__file__), "migrations")
+
+    @classmethod
+    def settings_sections(cls):
+        """``CLUSTER_UPGRADE.transformations``: per object and version, the transformers to run instead of
+        the defaults (``transformations.get_config``)."""
+        return {"CLUSTER_UPGRADE": {"transformations": {}}}
+
+    @classmethod
+    def session_document_types(cls):
+        """The environment model, whose changed keys are a deployment's sections."""
+        return {model_session.DESCRIPTOR["type"]: {"sections": True}}
 
     @classmethod
     def on_cluster_delete(cls, cluster):

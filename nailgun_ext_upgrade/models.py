@@ -4,7 +4,7 @@ import datetime
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from nailgun_host.db import Base
+from nailgun_host.public import Base
 
 
 def _now():

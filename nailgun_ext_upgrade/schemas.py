@@ -1,7 +1,6 @@
 """JSON schemas of the upgrade's request bodies and of the environment model."""
-from nailgun_host import patching
-from nailgun_host import schemas as host_schemas
-from nailgun_host.validation import ID_SCHEMA
+from nailgun_host.public import ID_SCHEMA, schemas as host_schemas
+from nailgun_platform.public import patching
 
 CLONE = {
     "$schema": "http://json-schema.org/draft-04/schema#",

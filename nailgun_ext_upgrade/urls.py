@@ -1,5 +1,5 @@
 """The extension's URL map, relative to /api/v1 and /api (templates: see ``nailgun_host.api.base.route``)."""
-from nailgun_host.api.base import route
+from nailgun_host.public import route
 from nailgun_ext_upgrade.api import environment_model, upgrade
 
 URLS = [

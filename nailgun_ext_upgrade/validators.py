@@ -2,16 +2,8 @@
 
 Messages follow the original extension where octane or its tests relied on them.
 """
-from nailgun_host import errors
-from nailgun_host.db import db
-from nailgun_host.db.models import Cluster, Release
-from nailgun_host.objects import attributes as attributes_obj
-from nailgun_host.objects import cluster as cluster_obj
-from nailgun_host.objects import node as node_obj
-from nailgun_host.objects import release as release_obj
-from nailgun_host.objects import task as task_obj
-from nailgun_host.objects.roles import validate_roles
-from nailgun_host.settings import settings
+from nailgun_host.public import (Cluster, Release, attributes_obj, cluster_obj, db, errors, node_obj, release_obj,
+                                 settings, task_obj, validate_roles)
 from nailgun_ext_upgrade.objects import relation as relation_obj
 from nailgun_ext_upgrade.objects import upgrade
 

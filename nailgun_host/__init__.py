@@ -5,7 +5,7 @@ extension contract (``nailgun_host.extensions``), the shared session and the tab
 (``nailgun_host.db``, ``nailgun_host.db.models``), the core objects
 (``nailgun_host.objects``), the errors (``nailgun_host.errors``), the input rules
 (``nailgun_host.validation``), the handler base and URL routes (``nailgun_host.api.base``),
-the settings (``nailgun_host.settings``) and, client side, ``nailgun_host.client``.
+the settings (``nailgun_host.settings``) and, client side, ``nailgun_platform.client``.
 Which of them each extension uses is written in setup.cfg's import-linter contracts.
 """
 from importlib import metadata

@@ -5,7 +5,7 @@ place for what applies to all of them: the per-request database transaction (com
 on success, roll back on any error), turning every error into a JSON body (a database
 that is down or not migrated is the deployment's fault: 503 with ``Retry-After``).
 Authentication wraps the whole application (``nailgun_host.auth.middleware``), answers of
-routes that declare a fingerprint may be replayed from memory (``nailgun_host.read_cache``), and each
+routes that declare a fingerprint may be replayed from memory (``nailgun_platform.read_cache``), and each
 handler asks the policy before it runs (``api.base.BaseHandler``). The body size cap is enforced where the
 body is read (``api.base.request_body``).
 """
@@ -18,15 +18,17 @@ import sqlalchemy.exc
 import web
 from oslo_serialization import jsonutils
 
-from nailgun_host import errors, policy, read_cache, request_log, stats, validation, whole_answer
+from nailgun_host import errors, policy, request_log, stats, validation
 from nailgun_host.api import base
+from nailgun_host.api.base import read_access
 from nailgun_host.api.meta import APIRootHandler
 from nailgun_host.auth import middleware as auth_middleware
-from nailgun_host.db import db, expect_writes, get_engine, migration, sealed
+from nailgun_host.db import db, expect_writes, get_engine, migration, sealed, statement_reader
 from nailgun_host.extensions import get_all_extensions
-from nailgun_host.secrets import keys
 from nailgun_host.settings import settings
 from nailgun_host.urls import URLS
+from nailgun_platform import read_cache, whole_answer
+from nailgun_platform.secrets import keys
 
 LOG = logging.getLogger(__name__)
 PREFIXES = ("/api/v1", "/api")
@@ -255,7 +257,8 @@ def build_wsgi(extensions=None):
         extension.check_settings()  # and settings an extension cannot work with
     routes, _ = collect_routes(extensions)
     wsgi = auth_middleware.build(
-        stats.build(read_cache.build(whole_answer.measured(build_app(extensions).wsgifunc()), routes, PREFIXES),
+        stats.build(read_cache.build(whole_answer.measured(build_app(extensions).wsgifunc()), routes, PREFIXES,
+                                     statement_reader, read_access),
                     settings["STATS"]),
         settings["AUTH"])
 

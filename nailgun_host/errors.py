@@ -1,61 +1,11 @@
-"""Errors that become JSON responses: each one carries its HTTP status.
+"""Errors that become JSON responses: the platform's (``nailgun_platform.errors``), and the host's own.
 
 Raise them anywhere below a handler; the request processor turns them into
 ``{"message": ..., "errors": [...]}`` with the status, and rolls back.
 """
-
-
-class NailgunError(Exception):
-    status = 500
-
-    def __init__(self, message, errors=None, headers=None):
-        super().__init__(message)
-        self.message = message
-        self.errors = list(errors or [])
-        self.headers = dict(headers or {})
-
-
-class InvalidData(NailgunError):
-    status = 400
-
-
-class Unauthorized(NailgunError):
-    status = 401
-
-
-class NotAllowed(NailgunError):
-    status = 403
-
-
-class ObjectNotFound(NailgunError):
-    status = 404
-
-
-class MethodNotAllowed(NailgunError):
-    status = 405
-
-    def __init__(self, message, allowed, errors=None):
-        super().__init__(message, errors, {"Allow": ", ".join(allowed)})
-
-
-class AlreadyExists(NailgunError):
-    status = 409
-
-
-class Conflict(NailgunError):
-    status = 409
-
-
-class PreconditionFailed(NailgunError):
-    status = 412
-
-
-class RequestTooLarge(NailgunError):
-    status = 413
-
-
-class UnsupportedMediaType(NailgunError):
-    status = 415
+from nailgun_platform.errors import (  # noqa: F401 (re-exported)
+    AlreadyExists, Conflict, InvalidData, MethodNotAllowed, NailgunError, NotAllowed, ObjectNotFound,
+    PreconditionFailed, RequestTooLarge, ServiceUnavailable, Unauthorized, UnsupportedMediaType)
 
 
 class CannotAssignIP(InvalidData):
@@ -64,14 +14,3 @@ class CannotAssignIP(InvalidData):
 
 class RunningTaskExists(Conflict):
     """Another provisioning or deployment task is still running for the cluster."""
-
-
-class ServiceUnavailable(NailgunError):
-    """The database cannot be used now (down, or not migrated): the client may retry later."""
-
-    status = 503
-    #: seconds a client should wait before retrying, sent as ``Retry-After``
-    retry_after = 10
-
-    def __init__(self, message, errors=None):
-        super().__init__(message, errors, {"Retry-After": str(self.retry_after)})

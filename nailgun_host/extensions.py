@@ -131,6 +131,35 @@ class BaseExtension(abc.ABC):
     def on_cluster_patch_attributes(cls, cluster, public_map):
         """A cluster's editable attributes changed (PUT/PATCH attributes, the environment model)."""
 
+    # The extension's own sections of the settings file (``nailgun_host.settings``): declared here, never
+    # in the host. Fired at every ``settings.reload``, before the first request.
+    @classmethod
+    def settings_sections(cls):
+        """``{SECTION: {key: default}}``: the sections of the settings file the extension reads, with their
+        defaults. The host merges them into its own (a file may set them, a misspelt section is refused);
+        README's settings table is tested against them."""
+        return {}
+
+    @classmethod
+    def settings_environment(cls):
+        """``{variable: (SECTION, key)}``: environment variables that override a key of the extension's
+        sections when set (applied after the file)."""
+        return {}
+
+    @classmethod
+    def check_settings_sections(cls, settings):
+        """Raise ``ValueError`` when the extension's sections of ``settings`` (just read) cannot work: the
+        settings are refused with that message, as a bad value of the host's own sections is."""
+
+    # The documents the extension stages in configuration sessions, by their descriptor's ``type``.
+    @classmethod
+    def session_document_types(cls):
+        """``{type: {"sections": bool}}``: the descriptor types (``{"type": ...}``) of the documents the extension
+        stages in sessions; with ``sections`` a deployment lists the keys they change as its ``sections``
+        (the environment model's). A client labels them through the ``nailgun_platform.client.documents``
+        entry points."""
+        return {}
+
     @classmethod
     def check_settings(cls):
         """Raise ``SettingsError`` when the settings cannot work for this extension: ``nailgun-api`` and the

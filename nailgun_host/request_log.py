@@ -8,7 +8,7 @@ back in the answer's ``X-Request-Id`` and into every line logged while the reque
 ``[req-...]`` of the format), so an error's traceback is found from the answer a user got.
 
 No secret reaches the log at the default level: credentials travel only in headers, which are not
-logged; a query parameter whose name the secrets' patterns match (``nailgun_host.secrets``) is
+logged; a query parameter whose name the secrets' patterns match (``nailgun_platform.secrets``) is
 logged as the mask; SQLAlchemy (statements and their parameters) is held at WARNING, DEBUG or not,
 and so is alembic.
 """
@@ -22,8 +22,9 @@ import sys
 import time
 import urllib.parse
 
-from nailgun_host import auth, secrets
-from nailgun_host.secrets import classify, masking
+from nailgun_host import auth
+from nailgun_platform import secrets
+from nailgun_platform.secrets import classify, masking
 
 LOG = logging.getLogger("nailgun.requests")
 HEADER = "X-Request-Id"

@@ -7,8 +7,9 @@ still finds its PostgreSQL, instead of a SQLite file in ``$HOME``); a name the d
 do not have, at the top or in a checked section, is refused rather than ignored, and so is
 a key the file gives twice (``strict_yaml``: the second would silently replace the first);
 ``NAILGUN_CONFIG=`` (empty) reads no file. The database URL may also come from
-``NAILGUN_DB_URL``. Extensions read their own sections
-(``CLUSTER_UPGRADE``, ``CONFIGDB``) from the same object.
+``NAILGUN_DB_URL``. Extensions declare their own sections through the contract
+(``BaseExtension.settings_sections``: their defaults, environment variables and checks); the
+host merges them here, and the extensions read them from the same object.
 
 Importing this module reads no file: ``settings`` holds the defaults until an entry
 point (``nailgun-api``, ``nailgun-syncdb``, ``nailgun_host.wsgi``) calls ``reload``,
@@ -17,7 +18,8 @@ so ``--config`` is read instead of ``NAILGUN_CONFIG``, not after it.
 import copy
 import os
 
-from nailgun_host import strict_yaml
+from nailgun_host import extensions
+from nailgun_platform import hosting, strict_yaml
 
 #: the settings file the RPM installs (specs/, packaging/settings.yaml), read when nothing names another
 DEFAULT_FILE = "/etc/fuel-nailgun-extensions/settings.yaml"
@@ -34,12 +36,6 @@ DEFAULTS = {
         "ip_ranges": [["10.20.0.3", "10.20.0.254"]],
     },
     "FEATURE_GROUPS": [],
-    "CLUSTER_UPGRADE": {"transformations": {}},
-    # versions kept per document, change-feed entries kept per environment (whole revisions); 0 keeps all
-    # storage: the ConfigDB storage driver (sql or git, README "Storage drivers"); git_root: the git driver's
-    # repositories (NAILGUN_CONFIGDB_STORAGE and NAILGUN_CONFIGDB_GIT_ROOT override both)
-    "CONFIGDB": {"max_versions": 100, "max_changes": 10000, "storage": "sql",
-                 "git_root": "/var/lib/nailgun/configdb-git"},
     # configuration sessions (seeds 000/001): README "Sessions"; nailgun_host.objects.config_session
     "SESSIONS": {
         "ttl": 86400,  # seconds a session stays open after its last staging write
@@ -49,24 +45,24 @@ DEFAULTS = {
         "direct_model_patch": True,  # False: a model PATCH needs X-Configuration-Session (seed 000)
         "max_documents": 1000,  # documents one session may stage
     },
-    # RFC 6902 patches (the environment model, ConfigDB documents): nailgun_host.patching
+    # RFC 6902 patches (the environment model, ConfigDB documents): nailgun_platform.patching
     "PATCH": {
         "max_operations": 1000,  # operations one patch may hold; more is a 400
     },
-    # the change feed: README "Change feed"; nailgun_host.notify
+    # the change feed: README "Change feed"; nailgun_platform.notify
     "FEED": {
         "max_wait": 60,  # the longest ?wait= in seconds
         "thread_waiters": 2,  # waiting requests per process a thread-per-request server may hold
     },
-    # answers of GETs replayed from memory while their state is unchanged: nailgun_host.read_cache
+    # answers of GETs replayed from memory while their state is unchanged: nailgun_platform.read_cache
     "READ_CACHE": {
         "max_bytes": 64 * 1024 * 1024,  # bodies kept per process, least recently used out first; 0: no cache
         "lease_ms": 5,  # how long a worker trusts the state it read; every write's answer waits as long
     },
-    # secrets at rest and who sees them: README "Secrets"; nailgun_host.secrets
+    # secrets at rest and who sees them: README "Secrets"; nailgun_platform.secrets
     "SECRETS": {
         "key_repository": None,  # None: <SQLite file>.fernet-keys; required for any other database
-        "patterns": None,  # None: nailgun_host.secrets.classify.DEFAULT_PATTERNS
+        "patterns": None,  # None: nailgun_platform.secrets.classify.DEFAULT_PATTERNS
     },
     # the log: README "Logs and statistics"; nailgun_host.request_log
     "LOG": {
@@ -166,12 +162,6 @@ def _check_key_repository(settings):
                          "is not a SQLite file (every host of it needs the same keys); also NAILGUN_KEY_REPOSITORY")
 
 
-def _check_configdb(configdb):
-    for key in ("storage", "git_root"):
-        if not (isinstance(configdb.get(key), str) and configdb[key]):
-            raise ValueError("CONFIGDB.{0} must be a non-empty string, not {1!r}".format(key, configdb.get(key)))
-
-
 def _check_secrets(secrets):
     _unknown_keys(secrets, DEFAULTS["SECRETS"], "SECRETS.")
     patterns = secrets.get("patterns")
@@ -240,12 +230,46 @@ CHECKED_SECTIONS = ("SESSIONS", "FEED", "READ_CACHE", "STATS")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
+def all_defaults():
+    """The host's defaults and the sections the loaded extensions declare (``BaseExtension.settings_sections``)."""
+    declared = extension_sections()
+    clashing = sorted(set(declared) & set(DEFAULTS))
+    if clashing:
+        raise ValueError("an extension declares the host's settings {0}".format(", ".join(clashing)))
+    return dict(DEFAULTS, **declared)
+
+
+def extension_sections():
+    """``{section: defaults}`` the loaded extensions declare."""
+    sections = {}
+    for declared in extensions.fire("settings_sections"):
+        sections.update(declared)
+    return sections
+
+
+def _environment_overrides(settings):
+    """The extensions' environment variables (``BaseExtension.settings_environment``) over their sections."""
+    for variables in extensions.fire("settings_environment"):
+        for variable, (name, key) in variables.items():
+            if os.environ.get(variable):
+                settings[name][key] = os.environ[variable]
+
+
 class Settings(dict):
     """A dict of settings with a ``reload`` that starts again from the defaults."""
 
+    def __missing__(self, name):
+        """An extension's section read before ``reload`` (a test, a script): its defaults."""
+        declared = extension_sections()
+        if name not in declared:
+            raise KeyError(name)
+        self[name] = copy.deepcopy(declared[name])
+        return self[name]
+
     def reload(self, path=None, overrides=None):
+        defaults = all_defaults()
         self.clear()
-        self.update(copy.deepcopy(DEFAULTS))
+        self.update(copy.deepcopy(defaults))
         if not path:
             path = os.environ.get("NAILGUN_CONFIG")
         if path is None and os.path.exists(DEFAULT_FILE):
@@ -259,18 +283,16 @@ class Settings(dict):
             if not isinstance(loaded, dict):
                 raise ValueError("{0} is not a YAML mapping of setting names".format(path))
             # a misspelt name (DATABSE_URL) would silently keep the default (SQLite in $HOME)
-            _unknown_keys(loaded, DEFAULTS, "", " in " + path)
+            _unknown_keys(loaded, defaults, "", " in " + path)
             self.update(_merged(self, loaded))
         if os.environ.get("NAILGUN_DB_URL"):
             self["DATABASE_URL"] = os.environ["NAILGUN_DB_URL"]
         if os.environ.get("NAILGUN_KEY_REPOSITORY"):
             self["SECRETS"]["key_repository"] = os.environ["NAILGUN_KEY_REPOSITORY"]
-        for variable, key in (("NAILGUN_CONFIGDB_STORAGE", "storage"), ("NAILGUN_CONFIGDB_GIT_ROOT", "git_root")):
-            if os.environ.get(variable):
-                self["CONFIGDB"][key] = os.environ[variable]
-        _unknown_keys(overrides or {}, DEFAULTS, "")
+        _environment_overrides(self)
+        _unknown_keys(overrides or {}, defaults, "")
         self.update(_merged(self, overrides or {}))
-        _check_configdb(self["CONFIGDB"])
+        extensions.fire("check_settings_sections", self)
         _check_auth(self["AUTH"])
         _check_secrets(self["SECRETS"])
         for name in CHECKED_SECTIONS:
@@ -307,3 +329,4 @@ class Settings(dict):
 
 
 settings = Settings(copy.deepcopy(DEFAULTS))
+hosting.provide(settings=settings)

@@ -7,20 +7,15 @@ Domain modules use these too, which is why nothing here knows about HTTP request
 import json
 import re
 
-import jsonschema
-
 from nailgun_host import errors
-from nailgun_host.secrets import sealing
+from nailgun_platform.json_rules import MAX_DEPTH, validate_schema  # noqa: F401 (the one depth, the one schema check)
+from nailgun_platform.secrets import sealing
 
 #: ids are 32-bit integers (PostgreSQL's ``integer``); a larger one names nothing
 MAX_ID = 2 ** 31 - 1
 #: an id in a URL: ASCII digits only (``\d`` would take Arabic-Indic digits too)
 ID_PATTERN = "([0-9]+)"
 ID_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_ID}
-
-#: how deeply objects and lists may nest in a body or a stored document: deeper ones
-#: would exhaust the recursion of merging, diffing, patching and JSON encoding
-MAX_DEPTH = 100
 
 #: a \uD800-\uDFFF escape: unpaired, it is no character; PostgreSQL refuses it and SQLite keeps it
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -126,17 +121,3 @@ def _refuse_nul():
 
 def _refuse_infinite():
     raise errors.InvalidData("Numbers must be finite; one in the request is too large")
-
-
-def validate_schema(data, schema, validator=None):
-    """jsonschema (draft 4) validation; the best-matching error becomes a 400 with a readable message.
-
-    ``validator``, built from ``schema``, replaces the default one (ConfigDB's user schemas need their own).
-    """
-    validator = validator or jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path)
-        message = error.message if not where else "{0} (at '{1}')".format(error.message, where)
-        raise errors.InvalidData(message)
-    return data

@@ -1,4 +1,4 @@
-"""``nailgun-feed``: the API for long-waiting readers (the change feed), without a thread per waiter.
+"""The server of ``nailgun-feed`` (``nailgun_host.cmd.feed``): the API for long-waiting readers (the change feed), without a thread per waiter.
 
 It serves the same WSGI application as ``nailgun-api``/waitress, each request run in a bounded
 thread pool, so identity, policy, bodies and errors are identical. When a handler may wait
@@ -12,7 +12,6 @@ Why not a ready-made server: gevent/eventlet workers would monkey-patch the whol
 (SQLAlchemy, psycopg, keystonemiddleware); ASGI adapters of WSGI (a2wsgi, asgiref) hold a thread
 for every request while it waits. aiohttp (the ``[feed]`` extra) gives the event loop and HTTP.
 """
-import argparse
 import asyncio
 import concurrent.futures
 import io
@@ -21,8 +20,7 @@ import sys
 import time
 import urllib.parse
 
-from nailgun_host import notify
-from nailgun_host.settings import settings
+from nailgun_platform import notify
 
 LOG = logging.getLogger(__name__)
 
@@ -121,8 +119,9 @@ async def _body(request, limit):
     return b"".join(chunks)
 
 
-def make_app(application, threads):
-    """The aiohttp application serving ``application`` (WSGI) with ``threads`` pool threads."""
+def make_app(application, threads, max_body):
+    """The aiohttp application serving ``application`` (WSGI) with ``threads`` pool threads, reading bodies of
+    at most ``max_body`` bytes (the host's ``MAX_REQUEST_BODY``)."""
     from aiohttp import web as aioweb
 
     pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="nailgun-feed")
@@ -137,7 +136,7 @@ def make_app(application, threads):
 
     async def handle(request):
         loop = asyncio.get_running_loop()
-        body = await _body(request, int(settings["MAX_REQUEST_BODY"]))
+        body = await _body(request, max_body)
         port = request.transport.get_extra_info("sockname")[1] if request.transport else 0
         environ = _environ(request, body, port)
         while True:
@@ -160,47 +159,3 @@ def make_app(application, threads):
     app.on_startup.append(start)
     app.on_cleanup.append(stop)
     return app
-
-
-def serve(argv=None):
-    from nailgun_host import server
-
-    parser = argparse.ArgumentParser(
-        prog="nailgun-feed",
-        description="Serve the Nailgun API for long-waiting readers (GET .../changes?wait=): parked waiters "
-                    "hold no thread and no database connection. Put it behind the load balancer for the feed routes.")
-    parser.add_argument("--db-url", help="SQLAlchemy URL (default: $NAILGUN_DB_URL or the embedded SQLite file)")
-    parser.add_argument("--config", help="YAML settings file (default: $NAILGUN_CONFIG)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
-    parser.add_argument("--port", type=int, default=8001, help="port to listen on (default: %(default)s)")
-    parser.add_argument("--threads", type=int, default=8,
-                        help="threads running requests (parked ones use none; default: %(default)s)")
-    parser.add_argument("--allow-insecure-no-auth", action="store_true",
-                        help="AUTH.allow_insecure_no_auth: with AUTH method none, listen on a non-loopback address "
-                             "and serve every client")
-
-    def main(args):
-        try:
-            from aiohttp import web as aioweb
-        except ImportError:
-            raise server.StartupError("aiohttp is not installed: pip install 'fuel-nailgun-extensions[feed]'")
-        url = server._load_settings(args)
-        server._configure_logging()
-        args.cert_file = args.key_file = None
-        server._check_exposure(args)
-        server._use_database(url, migrate=False)
-        app = make_app(server._build_wsgi(), max(1, args.threads))
-        print("Nailgun feed server on http://{0}:{1}/api/v1 ({2}, authentication: {3})".format(
-            args.host, args.port, server._shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
-        from nailgun_host import stats
-        from nailgun_host.app import settle
-
-        settle()
-        stats.start_flushing(settings["STATS"]["flush_seconds"])
-        try:
-            aioweb.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
-        except OSError as exc:
-            raise server.StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
-        return 0
-
-    return server._run(parser, main, argv)

@@ -15,8 +15,7 @@ import threading
 
 import sqlalchemy as sa
 
-from nailgun_host.db import db, get_engine
-from nailgun_host.settings import DEFAULTS, settings
+from nailgun_platform import hosting
 
 LOG = logging.getLogger(__name__)
 
@@ -29,7 +28,7 @@ POLL_INTERVAL = 0.2
 #: the longest pause between two reconnection attempts, in seconds
 MAX_BACKOFF = 5.0
 
-#: how a parking server (``nailgun_host.feed_server``) and a waiting handler talk: the environ keys the
+#: how a parking server (``nailgun_platform.feed_server``) and a waiting handler talk: the environ keys the
 #: server sets (may park; the deadline of a request it runs again) and the answer header a handler
 #: sets to be parked, ``<topic>;deadline=<unix time>;mark=<generation>.<seq>`` (never sent to clients)
 CAN_PARK, PARK_DEADLINE, PARK_HEADER = "nailgun.can_park", "nailgun.park_deadline", "X-Nailgun-Park"
@@ -42,6 +41,7 @@ COUNTERS_UPSERT = ("INSERT INTO notify_counters (topic, seq) VALUES (:topic, 1) 
 
 def publish(topic):
     """Tell every listener, once the current transaction commits, that ``topic`` changed."""
+    db = hosting.session
     if db.get_bind().dialect.name == "postgresql":
         db.execute(sa.text("SELECT pg_notify(:channel, :topic)"), {"channel": CHANNEL, "topic": topic})
     else:
@@ -53,7 +53,7 @@ class Listener:
     """The process's ear on the database: per-topic marks that move when a topic is published.
 
     ``watch(callback)`` adds a callable run on the listener's thread with the topic published (None:
-    every topic), for servers that wait without threads (``nailgun_host.feed_server``).
+    every topic), for servers that wait without threads (``nailgun_platform.feed_server``).
     """
 
     def __init__(self, url):
@@ -189,7 +189,7 @@ def ending():
 def listener():
     """This process's listener for the configured database, started at its first use."""
     global _listener
-    url = get_engine().url
+    url = hosting.engine().url
     with _listener_lock:
         if _listener is None or _listener.url != url:
             if _listener is not None:
@@ -227,6 +227,8 @@ def wait(topic, timeout, mark=None):
 
 # -- waiting threads -------------------------------------------------------------------------------
 
+#: FEED.thread_waiters when the settings handed in have no FEED section
+THREAD_WAITERS = 2
 _holding = 0
 _holding_lock = threading.Lock()
 
@@ -238,7 +240,7 @@ def hold_thread():
     waiting request answers at once instead.
     """
     global _holding
-    cap = (settings.get("FEED") or {}).get("thread_waiters", DEFAULTS["FEED"]["thread_waiters"])
+    cap = (hosting.settings.get("FEED") or {}).get("thread_waiters", THREAD_WAITERS)
     with _holding_lock:
         if _holding >= cap:
             return False

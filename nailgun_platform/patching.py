@@ -8,7 +8,7 @@ what a client's mistake is, never a 500:
   operations, an unknown ``op``, a pointer that does not parse,
   ``value`` missing on add/replace/test or ``from`` on move/copy: 400 naming the operation
   (so is what no document could take: removing the whole document, moving a value into itself,
-  a result deeper than ``validation.MAX_DEPTH`` or larger than ``MAX_VALUES``, a patch walking
+  a result deeper than ``json_rules.MAX_DEPTH`` or larger than ``MAX_VALUES``, a patch walking
   more than ``MAX_WALKED`` values);
 - an operation the policy does not allow at its path: 403 naming what is allowed there;
 - a ``test`` that fails: 409 (compare-and-swap), never quoting a value (it may be a secret); a
@@ -32,9 +32,9 @@ import re
 import jsonpatch
 import jsonpointer
 
-from nailgun_host import errors
-from nailgun_host.settings import settings
-from nailgun_host.validation import MAX_DEPTH, validate_schema
+from nailgun_platform import errors, hosting
+from nailgun_platform.json_equality import rfc6902_equal
+from nailgun_platform.json_rules import MAX_DEPTH, validate_schema
 
 OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
 #: the member each operation needs besides op and path (RFC 6902, section 4)
@@ -77,7 +77,7 @@ def _parts(text, member, index, operation):
 
 def max_operations():
     """How many operations one patch may hold (``PATCH.max_operations``)."""
-    return int(settings["PATCH"]["max_operations"])
+    return int(hosting.settings["PATCH"]["max_operations"])
 
 
 def check_size(patch):
@@ -236,8 +236,8 @@ def _extends(segments, parts):
 
 
 def _same(first, second):
-    """JSON equality (``_json_equal``), Python's ``==`` in C answering first when it says they differ."""
-    return first == second and _json_equal(first, second)
+    """JSON equality (``json_equality.rfc6902_equal``), Python's ``==`` in C answering first when it says they differ."""
+    return first == second and rfc6902_equal(first, second)
 
 
 def _children(value):
@@ -386,20 +386,6 @@ def _locate(document, parts, exists=True):
     return node
 
 
-def _json_equal(first, second):
-    """RFC 6902 4.6: numbers by value, literals only with themselves (Python's ``True == 1``)."""
-    if isinstance(first, bool) or isinstance(second, bool) or first is None or second is None:
-        return type(first) is type(second) and first == second
-    if isinstance(first, dict) and isinstance(second, dict):
-        return first.keys() == second.keys() and all(_json_equal(first[k], second[k]) for k in first)
-    if isinstance(first, list) and isinstance(second, list):
-        return len(first) == len(second) and all(_json_equal(a, b) for a, b in zip(first, second))
-    numbers = (int, float)
-    if isinstance(first, numbers) and isinstance(second, numbers):
-        return first == second
-    return type(first) is type(second) and first == second
-
-
 def _measure(value):
     """(values, depth) of a JSON value, without recursion."""
     count, deepest, stack = 0, 0, [(value, 1)]
@@ -465,7 +451,7 @@ def _apply_one(document, operation, size):
     op, parts = operation["op"], jsonpointer.JsonPointer(operation["path"]).parts
     if op == "test":
         try:
-            equal = _json_equal(_locate(document, parts), operation["value"])
+            equal = rfc6902_equal(_locate(document, parts), operation["value"])
         except _Refused:
             equal = False
         if not equal:

@@ -24,6 +24,10 @@ Everything else goes to the application untouched: a request in a configuration 
 (``X-Configuration-Session``), HEAD, an identity the route's read rule refuses, any answer but 200,
 and every request when the database cannot be asked. Memory: at most ``READ_CACHE.max_bytes`` of
 bodies per process, least recently used out first.
+
+The host hands in what it knows: its ``StatementReader`` (the one statement outside transactions)
+and ``access``, which asks its policy whether the request's identity may read through a route's rule
+and whether it sees secrets (``nailgun_host.api.base.read_access``).
 """
 import collections
 import logging
@@ -31,13 +35,16 @@ import re
 import threading
 import time
 
-from nailgun_host import auth, policy
-from nailgun_host.api.base import SEES_SECRETS_KEY, none_match
-from nailgun_host.db import StatementFailed, statement_reader
-from nailgun_host.settings import settings
-from nailgun_host.whole_answer import answered
+from nailgun_platform import hosting
+from nailgun_platform.etags import none_match
+from nailgun_platform.whole_answer import answered
 
 LOG = logging.getLogger(__name__)
+
+
+class StatementFailed(Exception):
+    """The database did not answer a ``StatementReader`` statement (down, busy, not migrated)."""
+
 SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
 #: methods that never write (everything else is held for a lease)
 READS = ("GET", "HEAD", "OPTIONS")
@@ -120,11 +127,12 @@ class CachedRoute:
 class ReadCache:
     """WSGI middleware in front of the application (behind authentication): see the module."""
 
-    def __init__(self, app, routes, prefixes, max_bytes, lease_seconds, reader=None):
+    def __init__(self, app, routes, prefixes, max_bytes, lease_seconds, reader, access):
         self.app = app
         self.store = AnswerStore(max_bytes)
         self.lease_seconds = lease_seconds
-        self.reader = reader or statement_reader
+        self.reader = reader
+        self.access = access
         #: fingerprint function -> (its last value read, the monotonic time its statement was sent)
         self._leases = {}
         # web.py takes the first route that matches, in order: so does ``_route``
@@ -167,15 +175,14 @@ class ReadCache:
             return None
         path = _web_path(environ)
         route = self._route(path) if path is not None else None
-        identity = environ.get(auth.ENVIRON_KEY)
-        if route is None or identity is None:
+        if route is None:
             return None
         try:
-            if not policy.allowed(route.rule, identity):
-                return None  # the application refuses it, in its words
-            shown = environ[SEES_SECRETS_KEY] = policy.allowed(policy.READ_SECRETS, identity)
+            shown = self.access(environ, route.rule)
         except Exception:  # a policy file that cannot be used: the application answers 503
             return None
+        if shown is None:
+            return None  # no identity, or one the application refuses, in its words
         return route, (path, environ.get("QUERY_STRING", ""), shown)
 
     def _leased(self, route, asked_at):
@@ -253,9 +260,9 @@ class ReadCache:
         return [answer.body]
 
 
-def build(app, routes, prefixes):
+def build(app, routes, prefixes, reader, access):
     """``app`` behind a ``ReadCache`` of the routes that declare a fingerprint (READ_CACHE settings)."""
     if not any("fingerprint" in entry for entry in routes):
         return app
-    return ReadCache(app, routes, prefixes, int(settings["READ_CACHE"]["max_bytes"]),
-                     settings["READ_CACHE"]["lease_ms"] / 1000.0)
+    settings = hosting.settings["READ_CACHE"]
+    return ReadCache(app, routes, prefixes, int(settings["max_bytes"]), settings["lease_ms"] / 1000.0, reader, access)

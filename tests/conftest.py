@@ -228,7 +228,7 @@ class LiveServer:
         self.log = open(log, "w")
         environ = dict(os.environ, **(env or {}))
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from nailgun_host.server import serve; serve()",
+            [sys.executable, "-c", "from nailgun_host.cmd.api import serve; serve()",
              "--db-url", db_url, "--port", str(self.port)] + ([] if migrate else ["--no-migrate"]) + list(extra_args),
             stdout=self.log, stderr=subprocess.STDOUT, env=environ)
         self._wait()

@@ -22,10 +22,10 @@ import pytest
 import yaml
 
 from nailgun_host.auth import local
-from nailgun_host.client import DEFAULTS as CLIENT_DEFAULTS
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import DEFAULTS
 from nailgun_host.urls import URLS
+from nailgun_platform.client import DEFAULTS as CLIENT_DEFAULTS
 from tests.conftest import LiveServer
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,8 +10,8 @@ import json
 
 import web
 
-from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, CollectionHandler, ItemHandler, none_match, set_status
+from nailgun_host.public import BaseHandler, CollectionHandler, ItemHandler, errors, set_status
+from nailgun_platform.public import none_match
 
 
 def canonical(data):

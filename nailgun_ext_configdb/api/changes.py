@@ -1,6 +1,6 @@
 """The change feed: ``GET /config/environments/<id>/changes?since=N[&wait=S][&limit=L]``.
 
-With nothing after ``since`` and ``wait`` > 0 the request waits for a write (``nailgun_host.notify``,
+With nothing after ``since`` and ``wait`` > 0 the request waits for a write (``nailgun_platform.notify``,
 topic ``configdb:<id>``) until the deadline. It first ends its transaction and gives its connection
 back, so a waiting client holds no SQLite read lock and no pool slot, and reads again when woken.
 
@@ -15,10 +15,8 @@ import time
 
 import web
 
-from nailgun_host import errors, notify
-from nailgun_host.api.base import query
-from nailgun_host.db import db
-from nailgun_host.settings import DEFAULTS, settings
+from nailgun_host.public import DEFAULTS, db, errors, query, settings
+from nailgun_platform.public import notify
 from nailgun_ext_configdb.api.base import ConfigHandler
 from nailgun_ext_configdb.objects import changes, environment
 

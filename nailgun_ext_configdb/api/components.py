@@ -1,5 +1,5 @@
 """Handlers of /config/components."""
-from nailgun_host.api.base import authorize_changing_secrets
+from nailgun_host.public import authorize_changing_secrets
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigCollectionHandler, ConfigItemHandler
 from nailgun_ext_configdb.api.resource_definitions import authorize_content_change

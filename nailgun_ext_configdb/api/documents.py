@@ -19,11 +19,9 @@ import urllib.parse
 
 import web
 
-from nailgun_host import errors, patching
-from nailgun_host.api import config_sessions
-from nailgun_host.api.base import (MASKED_HEADER, author, bound_by_patch_policy, flag_param, id_param, query,
-                                   sees_secrets, set_status)
-from nailgun_host.validation import parse_id
+from nailgun_host.public import (MASKED_HEADER, author, bound_by_patch_policy, config_sessions, errors, flag_param,
+                                 id_param, parse_id, query, sees_secrets, set_status)
+from nailgun_platform.public import patching
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
 from nailgun_ext_configdb.models import OVERRIDES, VALUES

@@ -6,7 +6,7 @@ cluster's (scope ``cluster``, the same id), so ``/clusters/<id>/...`` and
 ``/config/environments/<id>/...`` see the same sessions, which may stage the environment model
 and the documents together. An unknown environment is 404.
 """
-from nailgun_host.api.config_sessions import session_routes
+from nailgun_host.public import session_routes
 from nailgun_ext_configdb.objects import environment
 
 PREFIX = "/config/environments/<environment_id>"

@@ -10,8 +10,8 @@ import time
 
 from cliff import lister
 
+from nailgun_platform.client import APIError, ClientMixin
 from nailgun_ext_configdb.cli.paths import ROOT
-from nailgun_host.client import APIError, ClientMixin
 
 COLUMNS = ("revision", "resource", "resource_name", "level", "kind", "change", "version", "author", "session",
            "created")

@@ -13,10 +13,10 @@ from cliff.command import Command
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
+from nailgun_platform.client import ClientMixin
 from nailgun_ext_configdb.cli.formats import cell, parse_typed, read_document
 from nailgun_ext_configdb.cli.paths import ROOT, ConfigDBError
 from nailgun_ext_configdb.cli.pins import Pins
-from nailgun_host.client import ClientMixin
 
 
 def _ids(text):

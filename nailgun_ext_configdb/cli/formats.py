@@ -3,8 +3,8 @@ import json
 
 import yaml
 
+from nailgun_platform.client import JSONValue
 from nailgun_ext_configdb.cli.paths import ConfigDBError
-from nailgun_host.client.documents import JSONValue
 
 TYPES = ("null", "int", "str", "json", "yaml", "bool")
 BOOLEANS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}

@@ -1,11 +1,11 @@
 """ConfigDB paths and lookups shared by the ``fuel2 config`` commands and the upload task.
 
-Client side only: it needs ``requests`` (through ``nailgun_host.client``) and nothing of
+Client side only: it needs ``requests`` (through ``nailgun_platform.client``) and nothing of
 the server, so an operator's machine or a deployed node can run it.
 """
 from urllib.parse import quote
 
-from nailgun_host.client import APIError
+from nailgun_platform.client import APIError
 
 ROOT = "config/"
 #: the spec spells the node level ``node=``; the environments Fuel creates call it ``nodes``

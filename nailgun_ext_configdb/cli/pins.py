@@ -13,9 +13,8 @@ from urllib.parse import quote
 from cliff import columns
 from cliff.show import ShowOne
 
+from nailgun_platform.client import APIError, ClientMixin, entries
 from nailgun_ext_configdb.cli.paths import ROOT
-from nailgun_host.client import APIError, ClientMixin
-from nailgun_host.client.documents import entries
 
 REPORT_COLUMNS = ("resource", "from", "to", "moved", "dry_run", "revision", "rejected")
 

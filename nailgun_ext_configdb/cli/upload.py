@@ -18,8 +18,8 @@ import threading
 import yaml
 from cliff.command import Command
 
+from nailgun_platform.client import APIError, ClientMixin
 from nailgun_ext_configdb.cli.paths import NODE_LEVEL, ROOT, ConfigDBError, NodeResolver, resource_path
-from nailgun_host.client import APIError, ClientMixin
 
 COMPONENT = "fuel"
 DEFAULT_DIR = "/etc/hiera"

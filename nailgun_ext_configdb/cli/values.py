@@ -13,11 +13,9 @@ from cliff.command import Command
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
+from nailgun_platform.client import MEDIA_TYPE, ClientMixin, PatchFileError, SessionOption, is_masked, read_patch
 from nailgun_ext_configdb.cli.formats import TYPES, JSONOutput, cell, output_cell, parse_typed, read_document
 from nailgun_ext_configdb.cli.paths import ConfigDBError, NodeResolver, parse_levels, resource_path
-from nailgun_host.client import ClientMixin, is_masked
-from nailgun_host.client.patches import MEDIA_TYPE, PatchFileError, read_patch
-from nailgun_host.client.sessions import SessionOption
 
 MASKED_NOTE = ("Secret values read as <secret>: this identity may not see them (the roles admin and hiera may). "
                "Writing <secret> back keeps the stored value.\n")

@@ -7,9 +7,9 @@ values. Each environment keeps its newest ``CONFIGDB.max_changes`` entries, whol
 """
 import sqlalchemy as sa
 
-from nailgun_host import notify
-from nailgun_host.db import db
-from nailgun_host.settings import DEFAULTS, settings
+from nailgun_host.public import db
+from nailgun_platform.public import notify
+from nailgun_ext_configdb import settings_section
 from nailgun_ext_configdb.models import Change, Document, Environment, ResourceDefinition
 from nailgun_ext_configdb.objects import levels
 
@@ -24,7 +24,7 @@ def topic(environment_id):
 
 
 def _max_changes():
-    limit = (settings.get("CONFIGDB") or {}).get("max_changes", DEFAULTS["CONFIGDB"]["max_changes"])
+    limit = settings_section.value("max_changes")
     return int(limit) if limit else None
 
 

@@ -6,8 +6,7 @@ uses the component, so lookups by name are never ambiguous.
 import sqlalchemy as sa
 from sqlalchemy import orm
 
-from nailgun_host import errors
-from nailgun_host.db import db, get_or_404
+from nailgun_host.public import db, errors, get_or_404
 from nailgun_ext_configdb.models import Component
 from nailgun_ext_configdb.objects import resource_definition
 

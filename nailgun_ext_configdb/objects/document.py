@@ -10,14 +10,13 @@ import jsonpointer
 import sqlalchemy as sa
 from sqlalchemy import orm
 
-from nailgun_host import errors
-from nailgun_host.db import db
-from nailgun_host.settings import DEFAULTS, settings
-from nailgun_host.validation import check_storable
+from nailgun_host.public import check_storable, db, errors
+from nailgun_platform.public import type_strict_equal
+from nailgun_ext_configdb import settings_section
 from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import Document, DocumentVersion
 from nailgun_ext_configdb.objects import changes, secrets
-from nailgun_ext_configdb.objects.json_values import json_equal, stored_form
+from nailgun_ext_configdb.objects.json_values import stored_form
 
 MAX_CHANGED_KEYS = 100
 
@@ -114,7 +113,7 @@ def _changes(old, new, path, found):
                 found.append(path + "/" + jsonpointer.escape(key))
             else:
                 _changes(old[key], new[key], path + "/" + jsonpointer.escape(key), found)
-    elif not json_equal(old, new):
+    elif not type_strict_equal(old, new):
         found.append(path)
 
 
@@ -132,8 +131,8 @@ def _differing_keys(old, new):
                 differing.add(key)
             else:
                 same.append(key)
-    if not json_equal([old[key] for key in same], [new[key] for key in same]):
-        differing.update(key for key in same if not json_equal(old[key], new[key]))
+    if not type_strict_equal([old[key] for key in same], [new[key] for key in same]):
+        differing.update(key for key in same if not type_strict_equal(old[key], new[key]))
     return differing
 
 
@@ -149,7 +148,7 @@ def changed_keys(old, new):
 
 
 def _max_versions():
-    limit = (settings.get("CONFIGDB") or {}).get("max_versions", DEFAULTS["CONFIGDB"]["max_versions"])
+    limit = settings_section.value("max_versions")
     return int(limit) if limit else None
 
 

@@ -12,14 +12,10 @@ maximum), and retries past an id a concurrent creation took.
 import sqlalchemy as sa
 from sqlalchemy import exc, orm
 
-from nailgun_host import errors
-from nailgun_host.db import db, get_or_404
-from nailgun_host.db.models import Cluster
-from nailgun_host.objects import config_session
-from nailgun_host.validation import MAX_ID
+from nailgun_host.public import MAX_ID, Cluster, config_session_obj as config_session, db, errors, get_or_404
 from nailgun_ext_configdb import storage
-from nailgun_ext_configdb.objects import document, levels, pins, resource_definition
 from nailgun_ext_configdb.models import Component, Environment, EnvironmentComponent
+from nailgun_ext_configdb.objects import document, levels, pins, resource_definition
 
 
 def to_dict(environment):

@@ -4,7 +4,7 @@ The definition's ``content`` may say which operations are allowed where:
 ``"x-patch-policy": {"/nova/**": ["add", "replace", "remove"], "/keystone/admin_token": ["replace"]}``
 and what is allowed elsewhere: ``"x-patch-default": "allow"`` (the default: every operation) or
 ``"deny"``. ``test`` is always allowed: it changes nothing, and a client needs it for
-compare-and-swap. Checking and applying are the host's (``nailgun_host.patching``), so a bad
+compare-and-swap. Checking and applying are the host's (``nailgun_platform.patching``), so a bad
 patch gets the same answer here as on the environment model.
 
 The policy binds every identity but those ``nailgun:bypass_patch_policy`` allows (admin), and every
@@ -13,7 +13,8 @@ a plain patch's operations are checked each on its own path first, with the answ
 always given. A 403 names the definition by the id of the version whose policy refused (the id
 ``/config/resource_definitions/<id>`` answers to).
 """
-from nailgun_host import errors, patching
+from nailgun_host.public import errors
+from nailgun_platform.public import patching
 
 POLICY, DEFAULT = "x-patch-policy", "x-patch-default"
 
@@ -66,7 +67,7 @@ def refuses_anything(allowed, default):
 def check_change(resource, stored, new, what="This write"):
     """403 naming the definition's policy and what it refuses in the write ``stored`` -> ``new`` (both
     clear: the mask written back keeps the stored value, so it changes nothing), judged by its effect
-    (``nailgun_host.patching.refused_changes``); ``what`` says what ``stored`` and ``new`` are."""
+    (``nailgun_platform.patching.refused_changes``); ``what`` says what ``stored`` and ``new`` are."""
     allowed, default = policy(resource)
     refused = patching.refused_changes(stored, new, allowed, default)
     if refused:

@@ -1,53 +1,10 @@
-"""Comparing JSON values as JSON: types included.
+"""ConfigDB's JSON values: the linear diff and the form every database stores.
 
-Python says ``1 == True == 1.0`` and ``{"a": 0} == {"a": False}``, so comparing decoded
-documents with ``==`` would drop a write that only changes a value's JSON type, miss it
-in ``changed_keys`` and treat ``{"$unset": 1}`` as the removal marker. Every ConfigDB
-comparison of stored values goes through ``json_equal`` instead.
+Values compare with the platform's ``type_strict_equal`` (``nailgun_platform.json_equality``).
 """
 import jsonpointer
 
-
-def json_equal(a, b):
-    """True when ``a`` and ``b`` are the same JSON: same types (boolean, integer, number,
-    string, null, array, object) and same values, objects compared regardless of key order.
-
-    Numbers of one type compare by value (``0.0`` equals ``-0.0``, as PostgreSQL stores them).
-    Python's ``==`` (in C) answers first: it is JSON's equality but for types, so a difference
-    ends there; only equal values are then walked, without recursion, to compare their types.
-    """
-    try:
-        if a != b:
-            return False
-        values_equal = True
-    except RecursionError:  # deeper than C's recursion allows: the walk compares the values too
-        values_equal = False
-    lefts, rights = [a], [b]  # two stacks rather than one of pairs: no object per value
-    while lefts:
-        x, y = lefts.pop(), rights.pop()
-        if type(x) is not type(y):
-            return False
-        if isinstance(x, dict):
-            if len(x) != len(y) or x.keys() != y.keys():
-                return False
-            for key, item in x.items():
-                other = y[key]
-                kind = type(item)
-                if kind is not type(other):
-                    return False
-                if kind is dict or kind is list or isinstance(item, (dict, list)):
-                    lefts.append(item)
-                    rights.append(other)
-                elif not values_equal and item != other:
-                    return False
-        elif isinstance(x, list):
-            if len(x) != len(y):
-                return False
-            lefts.extend(x)
-            rights.extend(y)
-        elif not values_equal and x != y:
-            return False
-    return True
+from nailgun_platform.public import type_strict_equal
 
 
 def diff(old, new):
@@ -68,13 +25,13 @@ def diff(old, new):
                 where = path + "/" + jsonpointer.escape(key)
                 if key not in y:
                     patch.append({"op": "remove", "path": where})
-                elif not json_equal(x[key], y[key]):
+                elif not type_strict_equal(x[key], y[key]):
                     stack.append((x[key], y[key], where))
             patch.extend({"op": "add", "path": path + "/" + jsonpointer.escape(key), "value": y[key]}
                          for key in y if key not in x)
         elif isinstance(x, list) and isinstance(y, list):
             common = min(len(x), len(y))
-            changed = [(x[i], y[i], "{0}/{1}".format(path, i)) for i in range(common) if not json_equal(x[i], y[i])]
+            changed = [(x[i], y[i], "{0}/{1}".format(path, i)) for i in range(common) if not type_strict_equal(x[i], y[i])]
             stack.extend(reversed(changed))
             patch.extend({"op": "remove", "path": "{0}/{1}".format(path, i)}
                          for i in range(len(x) - 1, common - 1, -1))

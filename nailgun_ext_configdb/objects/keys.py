@@ -8,7 +8,7 @@ import copy
 
 import jsonpointer
 
-from nailgun_host import errors
+from nailgun_host.public import errors
 
 
 def parse_key(key):

@@ -9,10 +9,7 @@ stored as the node id.
 """
 import sqlalchemy as sa
 
-from nailgun_host import errors
-from nailgun_host.db import db
-from nailgun_host.db.models import Node
-from nailgun_host.validation import parse_id
+from nailgun_host.public import Node, db, errors, parse_id
 
 NODES = "nodes"
 MAX_PATH = 1024

@@ -7,13 +7,13 @@ what a broader document had. A narrower document removes a key, at any depth, by
 setting it to the marker ``{"$unset": true}``; markers never appear in the result.
 Only that exact JSON is the marker: ``{"$unset": 1}`` is a value like any other.
 """
-from nailgun_ext_configdb.objects.json_values import json_equal
+from nailgun_platform.public import type_strict_equal
 
 UNSET = {"$unset": True}
 
 
 def is_unset(value):
-    return isinstance(value, dict) and len(value) == 1 and json_equal(value, UNSET)
+    return isinstance(value, dict) and len(value) == 1 and type_strict_equal(value, UNSET)
 
 
 def without_markers(document):

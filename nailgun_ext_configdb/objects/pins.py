@@ -8,9 +8,7 @@ the environment, one change-feed entry.
 """
 import sqlalchemy as sa
 
-from nailgun_host import errors
-from nailgun_host.db import db
-from nailgun_host.validation import parse_id
+from nailgun_host.public import db, errors, parse_id
 from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, VALUES, EnvironmentComponent, EnvironmentPin
 from nailgun_ext_configdb.models import ResourceDefinition
 from nailgun_ext_configdb.objects import changes, levels, resource_definition

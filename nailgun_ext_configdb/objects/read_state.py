@@ -1,5 +1,5 @@
 """What every GET of a document's URL depends on, read in one statement of one row: the
-fingerprint by which the host's cache of answers (``nailgun_host.read_cache``) replays them.
+fingerprint by which the host's cache of answers (``nailgun_platform.read_cache``) replays them.
 
 A document's answer (values, overrides, effective, with lookup, as of a version, one key) is a
 function of the environment (its documents, levels, whether it is linked, and ``created_at``

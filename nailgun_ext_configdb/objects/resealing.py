@@ -8,7 +8,7 @@ driver, which renews tokens and seals the newly secret leaves, never opens one.
 """
 import sqlalchemy as sa
 
-from nailgun_host.db import db
+from nailgun_host.public import db
 from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import ResourceDefinition
 from nailgun_ext_configdb.objects import secrets, value_schema

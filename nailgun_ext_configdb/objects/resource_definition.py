@@ -18,14 +18,12 @@ import dataclasses
 
 import sqlalchemy as sa
 
-from nailgun_host import errors
-from nailgun_host.db import db
-from nailgun_host.validation import check_storable, parse_id
+from nailgun_host.public import check_storable, db, errors, parse_id
+from nailgun_platform.public import type_strict_equal
 from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Component, EnvironmentComponent, EnvironmentPin
 from nailgun_ext_configdb.models import ResourceDefinition
 from nailgun_ext_configdb.objects import document, json_patch, resealing, secrets, value_schema
-from nailgun_ext_configdb.objects.json_values import json_equal
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,7 +227,7 @@ def update(definition, data):
 
 def content_changes(definition, content):
     """Whether ``content`` differs from the definition's (as JSON, types included): what is secret may change."""
-    return not json_equal(definition.content, content)
+    return not type_strict_equal(definition.content, content)
 
 
 def has_patch_policy(definition):

@@ -5,8 +5,7 @@ settings, ``format: password`` / ``x-secret: true`` in the resource definition's
 ``content.schema``). Overrides are classified with their definition's schema too: they
 override the same keys. Everything here works on JSON pointers (RFC 6901) to leaves.
 """
-from nailgun_host import secrets
-from nailgun_host.secrets import classify, masking, pointers, sealing
+from nailgun_platform.public import classify, masking, pointers, sealing, secrets
 
 
 def of(resource, document):
@@ -15,17 +14,21 @@ def of(resource, document):
     return classifier(resource.secret_schemas)(document)
 
 
+def secret_pointers(document, schemas=(), patterns=classify.DEFAULT_PATTERNS):
+    """ConfigDB's classifier: the secret leaves of a values or overrides document, by key name
+    (``patterns``) and by each of its definition's ``schemas``."""
+    found = classify.by_name(document, patterns)
+    for schema in schemas:
+        if isinstance(schema, dict):
+            found.update(classify.by_schema(document, schema))
+    return found
+
+
 def classifier(schemas):
     """The secret pointers of a document of a data source whose live versions have ``schemas`` (None: no schema)."""
     patterns = secrets.patterns()
     schemas = [schema for schema in schemas if isinstance(schema, dict)]
-
-    def pointers(document):
-        found = classify.by_name(document, patterns)
-        for schema in schemas:
-            found.update(classify.by_schema(document, schema))
-        return found
-    return pointers
+    return lambda document: secret_pointers(document, schemas, patterns)
 
 
 def seal(resource, document):

@@ -16,11 +16,8 @@ import collections
 
 import sqlalchemy as sa
 
-from nailgun_host import errors
-from nailgun_host.db import db
-from nailgun_host.objects import config_session
-from nailgun_host.secrets import masking
-from nailgun_host.validation import check_storable
+from nailgun_host.public import check_storable, config_session_obj as config_session, db, errors
+from nailgun_platform.public import masking, type_strict_equal
 from nailgun_ext_configdb.models import VALUES, DocumentVersion, Environment
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment as environment_obj
@@ -149,7 +146,7 @@ def stage(session, environment, resource, level_path, kind, data, document, boun
         write_policy.check(environment, resource, level_path, kind, stored, result)
     if kind == VALUES:
         resource_definition.validate_values(resource, result)
-    if json_values.json_equal(result, stored):
+    if type_strict_equal(result, stored):
         if change is not None:
             config_session.unstage(session, EXTENSION, name)
         return None

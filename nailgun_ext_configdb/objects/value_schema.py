@@ -22,8 +22,8 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT4
 
-from nailgun_host import errors, user_schemas
-from nailgun_host.secrets import masking, pointers
+from nailgun_host.public import errors
+from nailgun_platform.public import masking, pointers, user_schemas
 
 
 def schema_of(content):

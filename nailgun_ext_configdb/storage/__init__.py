@@ -8,8 +8,8 @@ import threading
 from stevedore import driver as stevedore_driver
 from stevedore import exception
 
-from nailgun_host import errors
-from nailgun_host.settings import settings
+from nailgun_host.public import errors
+from nailgun_ext_configdb import settings_section
 
 NAMESPACE = "nailgun_configdb.storage"
 DEFAULT = "sql"
@@ -20,7 +20,7 @@ _loading = threading.Lock()
 
 def chosen():
     """The name of the driver the settings choose."""
-    return (settings.get("CONFIGDB") or {}).get("storage") or DEFAULT
+    return settings_section.value("storage") or DEFAULT
 
 
 def driver():

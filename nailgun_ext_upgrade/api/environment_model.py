@@ -6,12 +6,8 @@ unless ``SESSIONS.direct_model_patch`` is false, which makes the header required
 """
 import web
 
-from nailgun_host import errors
-from nailgun_host.api.base import MASKED_HEADER, BaseHandler, authorize_declassified, shown
-from nailgun_host.api.config_sessions import request_session
-from nailgun_host.objects import cluster as cluster_obj
-from nailgun_host.objects import config_session
-from nailgun_host.settings import settings
+from nailgun_host.public import (MASKED_HEADER, BaseHandler, authorize_declassified, cluster_obj,
+                                 config_session_obj as config_session, errors, request_session, settings, shown)
 from nailgun_ext_upgrade import schemas
 from nailgun_ext_upgrade.objects import environment_model, model_session
 

@@ -1,13 +1,6 @@
 """Handlers of the upgrade resources under /clusters/<id>/upgrade."""
-from nailgun_host import errors
-from nailgun_host.api.base import BaseHandler, authorize_declassified, respond_with_task, shown
-from nailgun_host.db import db
-from nailgun_host.db.models import Cluster
-from nailgun_host.objects import cluster as cluster_obj
-from nailgun_host.objects import network
-from nailgun_host.objects import node as node_obj
-from nailgun_host.objects import release as release_obj
-from nailgun_host.objects import task as task_obj
+from nailgun_host.public import (BaseHandler, Cluster, authorize_declassified, cluster_obj, db, errors,
+                                 network_obj as network, node_obj, release_obj, respond_with_task, shown, task_obj)
 from nailgun_ext_upgrade import schemas, validators
 from nailgun_ext_upgrade.objects import upgrade
 

@@ -1,3 +1,3 @@
-from nailgun_host.db.migration import run_env
+from nailgun_host.public import run_env
 
 run_env()

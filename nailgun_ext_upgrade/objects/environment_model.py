@@ -15,7 +15,7 @@ are ``editable_secrets``, which the handler masks for whoever may not see secret
 applies to the model as its client sees it, and the mask it leaves at a secret keeps the
 stored value.
 
-The patch itself (pointers, operations, the policy's patterns, the errors) is ``nailgun_host.patching``'s,
+The patch itself (pointers, operations, the policy's patterns, the errors) is ``nailgun_platform.patching``'s,
 shared with ConfigDB; staging a patch in a configuration session is ``model_session``'s.
 """
 import copy
@@ -23,19 +23,15 @@ import json
 
 import jsonpointer
 
-from nailgun_host import errors, patching
-from nailgun_host.objects import cluster as cluster_obj
-from nailgun_host.objects import network
-from nailgun_host.objects.attributes import attribute_values, value_secrets
-from nailgun_host.secrets import classify, masking, pointers
-from nailgun_host.validation import validate_schema
+from nailgun_host.public import attribute_values, cluster_obj, errors, network_obj as network, value_secrets
+from nailgun_platform.public import classify, masking, patching, pointers, validate_schema
 from nailgun_ext_upgrade import schemas
 
 MASK = masking.MASK
 EDIT = ("add", "replace", "remove")
 NETWORK_FIELDS = ("cidr", "gateway", "vlan_start", "ip_ranges")
 
-#: (path pattern, allowed operations, only before deployment); patterns as ``nailgun_host.patching`` reads them
+#: (path pattern, allowed operations, only before deployment); patterns as ``nailgun_platform.patching`` reads them
 POLICY = (
     ("/name", ("replace",), False),
     ("/attributes/editable/*/*", ("replace",), False),

@@ -18,10 +18,8 @@ import copy
 import hashlib
 import json
 
-from nailgun_host import secrets
-from nailgun_host.db import db
-from nailgun_host.objects import config_session
-from nailgun_host.secrets import keys, masking, pointers, sealing
+from nailgun_host.public import config_session_obj as config_session, db
+from nailgun_platform.public import keys, masking, pointers, sealing, secrets
 from nailgun_ext_upgrade.objects import environment_model
 
 EXTENSION = "cluster_upgrade"

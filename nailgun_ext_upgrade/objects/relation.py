@@ -1,5 +1,5 @@
 """Upgrade relations: the orig <-> seed pairs, looked up from either side."""
-from nailgun_host.db import db
+from nailgun_host.public import db
 from nailgun_ext_upgrade.models import UpgradeRelation
 
 

@@ -5,14 +5,9 @@ so a failure half way is a bug, and the request transaction still rolls it all b
 """
 import copy
 
-from nailgun_host import errors
-from nailgun_host.db import db
-from nailgun_host.db.models import IPAddr, IPAddrRange, NetworkGroup
-from nailgun_host.objects import cluster as cluster_obj
-from nailgun_host.objects import network, nodegroup, pending_changes
-from nailgun_host.objects import node as node_obj
-from nailgun_host.objects import release as release_obj
-from nailgun_host.objects.attributes import merge_dicts
+from nailgun_host.public import (IPAddr, IPAddrRange, NetworkGroup, cluster_obj, db, errors, merge_dicts,
+                                 network_obj as network, node_obj, nodegroup_obj as nodegroup,
+                                 pending_changes_obj as pending_changes, release_obj)
 from nailgun_ext_upgrade.objects import relation as relation_obj
 from nailgun_ext_upgrade.transformations import cluster as cluster_transformations
 from nailgun_ext_upgrade.transformations import vip as vip_transformations

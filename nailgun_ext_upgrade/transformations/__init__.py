@@ -12,8 +12,7 @@ import copy
 
 import stevedore
 
-from nailgun_host.objects.release import parse_version
-from nailgun_host.settings import settings
+from nailgun_host.public import parse_version, settings
 
 NAMESPACE = "nailgun.cluster_upgrade.transformations.{0}.{1}"
 

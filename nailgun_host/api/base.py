@@ -19,8 +19,9 @@ import web
 
 from nailgun_host import auth, errors, policy, validation
 from nailgun_host.objects import task as task_obj
-from nailgun_host.secrets import masking
 from nailgun_host.settings import settings
+from nailgun_platform.etags import none_match  # noqa: F401 (handlers answer If-None-Match with it)
+from nailgun_platform.secrets import masking
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
@@ -35,7 +36,7 @@ def route(template, handler, fingerprint=None, **patterns):
     needs its regex in ``patterns``. A trailing slash is always optional, as in Nailgun.
 
     ``fingerprint``: the GET answers of this route may be replayed from memory while this function of a
-    statement reader returns the same (``nailgun_host.read_cache`` says what it must cover); the entry
+    statement reader returns the same (``nailgun_platform.read_cache`` says what it must cover); the entry
     then has it too.
     """
     def placeholder(match):
@@ -162,12 +163,6 @@ def id_list_param(name):
 
 # -- answers --------------------------------------------------------------------------------
 
-def none_match(header, tag):
-    """Whether an ``If-None-Match`` value names ``tag`` (weak comparison, ``*`` for any)."""
-    tags = [t.strip() for t in header.split(",") if t.strip()]
-    return any(t == "*" or (t[2:] if t.startswith("W/") else t) == tag for t in tags)
-
-
 def respond_with_task(task):
     """A task handed to the orchestrator: 202 while it works on it, 200 once it has finished."""
     set_status(200 if task.status in task_obj.FINISHED else 202)
@@ -202,6 +197,16 @@ def sees_secrets():
     if decided is None:
         decided = web.ctx.env[SEES_SECRETS_KEY] = policy.allowed(policy.READ_SECRETS, identity())
     return decided
+
+
+def read_access(environ, rule):
+    """The read cache's question (``nailgun_platform.read_cache``): None when the request has no identity or
+    ``rule`` refuses it, else whether it sees secrets (kept in the environ, as ``sees_secrets`` would)."""
+    identity = environ.get(auth.ENVIRON_KEY)
+    if identity is None or not policy.allowed(rule, identity):
+        return None
+    shown = environ[SEES_SECRETS_KEY] = policy.allowed(policy.READ_SECRETS, identity)
+    return shown
 
 
 def bound_by_patch_policy():

@@ -1,5 +1,6 @@
 """/clusters: environments, their attributes, extensions, node assignment and tasks."""
-from nailgun_host import errors, extensions, policy, schemas, secrets
+from nailgun_host import errors, extensions, policy, schemas
+from nailgun_platform import secrets
 from nailgun_host.api.base import (BaseHandler, CollectionHandler, ItemHandler, authorize_declassified,
                                    id_list_param, list_param, respond_with_task, set_status, shown)
 from nailgun_host.objects import attributes
@@ -7,7 +8,7 @@ from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import serializers
 from nailgun_host.objects import task as task_obj
-from nailgun_host.secrets import classify
+from nailgun_platform.secrets import classify
 
 
 class ClusterCollectionHandler(CollectionHandler):

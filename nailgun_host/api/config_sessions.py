@@ -214,10 +214,17 @@ def deployment(session, masked):
         "started": iso(session.deployed_at), "finished": iso(session.deployed_at), "state": "success",
         "revision": session.revision,
         "documents": [{"document": e["document"], "changed_keys": e["changed_keys"]} for e in history],
-        "sections": sorted({key for e in history if e["document"].get("type") == "model"
+        "sections": sorted({key for e in history if e["document"].get("type") in section_types()
                             for key in e["changed_keys"]}),
         "diff": diff,
     }, hidden
+
+
+def section_types():
+    """The document types whose changed keys a deployment lists as its ``sections`` (the extensions declare
+    them: ``BaseExtension.session_document_types``)."""
+    return {name for declared in extensions.fire("session_document_types")
+            for name, kind in declared.items() if kind.get("sections")}
 
 
 def _class_prefix(prefix):

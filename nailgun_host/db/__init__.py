@@ -13,6 +13,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from nailgun_host import errors
 from nailgun_host.validation import parse_id
+from nailgun_platform import hosting
+from nailgun_platform.read_cache import StatementFailed
 
 db = orm.scoped_session(orm.sessionmaker(autoflush=True, expire_on_commit=False))
 
@@ -103,13 +105,9 @@ def get_engine():
     return _engine
 
 
-class StatementFailed(Exception):
-    """The database did not answer a ``StatementReader`` statement (down, busy, not migrated)."""
-
-
 class StatementReader:
     """Single statements outside any transaction, for the one query a cached read asks on every request
-    (``nailgun_host.read_cache``); each statement is compiled once per engine.
+    (``nailgun_platform.read_cache``); each statement is compiled once per engine.
 
     PostgreSQL: on its thread's own autocommit connection, so no pool checkout, ping, BEGIN or ROLLBACK
     (each a round trip). SQLite: on a connection of the engine's pool (in autocommit already, and local),
@@ -193,5 +191,7 @@ class StatementReader:
         return tuple(row) if row is not None else None
 
 
-#: the process's reader of single statements (``nailgun_host.read_cache``'s fingerprints)
+#: the process's reader of single statements (``nailgun_platform.read_cache``'s fingerprints)
 statement_reader = StatementReader()
+
+hosting.provide(session=db, engine=get_engine)

@@ -6,9 +6,9 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.orm import Mapped, mapped_column
 
-from nailgun_host import secrets
 from nailgun_host.db import Base, JSONType
-from nailgun_host.db.sealed import SealedJSON
+from nailgun_platform import secrets
+from nailgun_platform.sealed import SealedJSON
 
 
 def _now():

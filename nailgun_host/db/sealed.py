@@ -1,11 +1,6 @@
-"""Secret leaves encrypted in the database: the ``SealedJSON`` column type, the key check at start,
-and re-encryption under the newest key.
-
-A ``SealedJSON(classifier)`` column seals, on its way to the database, the leaves
-``classifier(value)`` names (``nailgun_host.secrets.classify``), and opens every sealed leaf
-on its way back, so the code above the database sees clear values only. A column without a
-classifier stores what its writer sealed (ConfigDB seals with the resource's schema, which
-the column cannot know) and opens the same way.
+"""Secret leaves encrypted in the database: the key check at start, and re-encryption under the
+newest key of every sealed column (the ``SealedJSON`` column type is the platform's,
+``nailgun_platform.sealed``).
 
 The canary, one token of a known text written by the first start, tells at start whether the
 key repository is the one this database was encrypted with.
@@ -18,36 +13,14 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from nailgun_host import errors, extensions, secrets
+from nailgun_host import errors, extensions
 from nailgun_host.db import Base, db
-from nailgun_host.secrets import keys, sealing
+from nailgun_platform import secrets
+from nailgun_platform.sealed import SealedJSON
+from nailgun_platform.secrets import keys, sealing
 
 LOG = logging.getLogger(__name__)
 CANARY_TEXT = b"nailgun secrets canary"
-
-
-class SealedJSON(sa.types.TypeDecorator):
-    """JSON (JSONB on PostgreSQL) whose secret leaves are stored as Fernet tokens."""
-
-    impl = sa.JSON
-    cache_ok = True
-
-    def __init__(self, classifier=None):
-        super().__init__()
-        self.classifier = classifier
-
-    def load_dialect_impl(self, dialect):
-        return dialect.type_descriptor(JSONB() if dialect.name == "postgresql" else sa.JSON())
-
-    def process_bind_param(self, value, dialect):
-        if value is None or self.classifier is None:
-            return value
-        return sealing.seal(value, self.classifier(value), secrets.keyset())
-
-    def process_result_value(self, value, dialect):
-        if value is None:
-            return value
-        return sealing.unseal(value, secrets.keyset())
 
 
 class SecretsCanary(Base):

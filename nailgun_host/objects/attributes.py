@@ -8,9 +8,9 @@ import string
 import uuid
 
 from nailgun_host import errors
-from nailgun_host import secrets as host_secrets
-from nailgun_host.secrets import classify, pointers
 from nailgun_host.settings import settings
+from nailgun_platform import secrets as host_secrets
+from nailgun_platform.secrets import classify, pointers
 
 #: the generators a release's ``generated`` template may name
 GENERATORS = ("password", "hexstring", "uuid4", "random_int", "from_settings")

@@ -1,15 +1,16 @@
 """Clusters (environments): creation with generated credentials, attributes, deletion."""
 import copy
 
-from nailgun_host import errors, extensions, secrets
+from nailgun_host import errors, extensions
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Node, NodeGroup, Release
 from nailgun_host.objects import attributes, config_session, network, pending_changes
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects.attributes import generate_attributes, merge_dicts
-from nailgun_host.secrets import masking
 from nailgun_host.settings import settings
+from nailgun_platform import secrets
+from nailgun_platform.secrets import masking
 
 STATUSES = ("new", "deployment", "stopped", "operational", "error", "remove", "partially_deployed")
 NET_PROVIDERS = ("neutron", "nova_network")

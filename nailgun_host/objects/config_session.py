@@ -28,13 +28,14 @@ import uuid
 
 import sqlalchemy as sa
 
-from nailgun_host import errors, extensions, secrets
+from nailgun_host import errors, extensions
 from nailgun_host.db import db
+from nailgun_platform import secrets
 from nailgun_host.db.models import (ACTIVE_TASK_STATUSES, CLUSTER_TASK_NAMES, SESSION_SCOPES, Cluster,
                                     ConfigSession, ConfigSessionChange, Task)
-from nailgun_host.secrets import masking, sealing
-from nailgun_host.secrets.patches import patch_secrets
 from nailgun_host.settings import settings
+from nailgun_platform.secrets import masking, sealing
+from nailgun_platform.secrets.patches import patch_secrets
 
 #: states a session never leaves
 FINAL = ("deployed", "invalid", "abandoned", "expired")

@@ -5,12 +5,13 @@ import re
 
 import yaml
 
-from nailgun_host import errors, secrets
+from nailgun_host import errors
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.objects import attributes, network
-from nailgun_host.secrets import classify, masking
 from nailgun_host.settings import settings
+from nailgun_platform import secrets
+from nailgun_platform.secrets import classify, masking
 
 DEFAULTS_FILE = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "release_defaults.yaml")
 METADATA_FIELDS = ("modes_metadata", "roles_metadata", "attributes_metadata", "networks_metadata",

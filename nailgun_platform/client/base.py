@@ -11,8 +11,8 @@ import os
 
 import yaml
 
-from nailgun_host.client import fuel2, transports
-from nailgun_host.client.errors import APIError, details
+from nailgun_platform.client import fuel2, transports
+from nailgun_platform.client.errors import APIError, details
 
 #: the server's answer masks at least one secret for this identity (nailgun_host.api.base.MASKED_HEADER)
 MASKED_HEADER = "X-Secrets-Masked"

@@ -1,12 +1,18 @@
 """How the commands name the documents of sessions, deployments and conflicts (one line each).
 
-A session stages whole documents: a ConfigDB document (``{"type": "configdb", "resource",
-"resource_name", "level", "kind"}``) or an environment's model (``{"type": "model"}``). Tables
-show a readable line; ``-f json|yaml`` keep the server's structure (cliff's machine-readable form).
+A session stages whole documents, each described by the extension that staged it
+(``{"type": ..., ...}``). Tables show a readable line, which the extension's client code gives:
+the entry point of its type in the group ``LABELS`` (setup.cfg), a function of the descriptor.
+``-f json|yaml`` keep the server's structure (cliff's machine-readable form).
 """
+import functools
+import importlib.metadata
 import json
 
 from cliff import columns
+
+#: the entry point group naming, per document type (the entry point's name), the function that labels it
+LABELS = "nailgun_platform.client.document_labels"
 
 
 def items(value):
@@ -18,17 +24,19 @@ def entries(value):
     return [item for item in items(value) if isinstance(item, dict)]
 
 
+@functools.lru_cache(maxsize=1)
+def labellers():
+    """``{document type: entry point}`` of the installed extensions' labels (``LABELS``)."""
+    return {entry.name: entry for entry in importlib.metadata.entry_points(group=LABELS)}
+
+
 def label(descriptor):
-    """``values of astute at /nodes/5/``, ``the environment model``; anything else as compact JSON."""
-    if not isinstance(descriptor, dict):
+    """The line its extension gives a document (``values of astute at /nodes/5/``, ``the environment model``);
+    a document of a type no installed extension labels as compact JSON."""
+    entry = labellers().get(descriptor.get("type")) if isinstance(descriptor, dict) else None
+    if entry is None:
         return json.dumps(descriptor, sort_keys=True)
-    if descriptor.get("type") == "model":
-        return "the environment model"
-    if descriptor.get("type") == "configdb":
-        return "{0} of {1} at {2}".format(descriptor.get("kind"),
-                                          descriptor.get("resource_name") or descriptor.get("resource"),
-                                          descriptor.get("level") or "/")
-    return json.dumps(descriptor, sort_keys=True)
+    return entry.load()(descriptor)
 
 
 def staged_line(entry):

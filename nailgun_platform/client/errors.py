@@ -1,5 +1,5 @@
 """The one error the client code raises for what the API (or the login before it) answered."""
-from nailgun_host.client.documents import conflict_line, entries
+from nailgun_platform.client.documents import conflict_line, entries
 
 
 class APIError(Exception):

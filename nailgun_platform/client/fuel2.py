@@ -7,8 +7,8 @@ when the cliff app is fuelclient's: ``fuel-ext`` never needs python-fuelclient.
 """
 import requests
 
-from nailgun_host.client.errors import APIError
-from nailgun_host.client.transports import RequestsTransport
+from nailgun_platform.client.errors import APIError
+from nailgun_platform.client.transports import RequestsTransport
 
 
 def is_fuel2(app):

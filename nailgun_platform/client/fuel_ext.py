@@ -10,9 +10,9 @@ from importlib import metadata
 from cliff.app import App
 from cliff.commandmanager import CommandManager
 
-from nailgun_host.client import load_settings
+from nailgun_platform.client.base import load_settings
 
-OWN_MODULES = ("nailgun_ext_upgrade", "nailgun_ext_configdb", "nailgun_host")
+OWN_MODULES = ("nailgun_ext_upgrade", "nailgun_ext_configdb", "nailgun_platform")
 
 
 class OwnCommandManager(CommandManager):

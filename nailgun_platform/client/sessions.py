@@ -12,8 +12,8 @@ from urllib.parse import quote
 
 from cliff import lister, show
 
-from nailgun_host.client import ClientMixin
-from nailgun_host.client.documents import Conflicts, Document, Documents, JSONValue, Lines, entries, label
+from nailgun_platform.client.base import ClientMixin
+from nailgun_platform.client.documents import Conflicts, Document, Documents, JSONValue, Lines, entries, label
 
 HEADER = "X-Configuration-Session"
 STATE_HEADER = "X-Configuration-Session-State"

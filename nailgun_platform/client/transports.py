@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from nailgun_host.client.errors import APIError
+from nailgun_platform.client.errors import APIError
 
 
 def is_true(value):

@@ -1,7 +1,7 @@
 """Secrets (issue 11): which values are secret (``classify``), how they are stored (``sealing``,
 under the Fernet keys of ``keys``) and how they read for whoever may not see them (``masking``).
 
-None of it knows the web layer or the database: the storage (``nailgun_host.db.sealed``) and
+None of it knows the web layer or the database: the storage (the ``sealed`` column type, ``nailgun_host.db.sealed``) and
 the handlers call it. ``keyset()`` is the one way to the keys of the configured repository
 (``SECRETS.key_repository``); it notices a rotation within a second, so running servers
 decrypt what a newly rotated primary encrypts without a restart.
@@ -10,8 +10,8 @@ import os
 import threading
 import time
 
-from nailgun_host.secrets import classify, keys
-from nailgun_host.settings import settings
+from nailgun_platform import hosting
+from nailgun_platform.secrets import classify, keys
 
 #: how often (seconds) ``keyset`` looks whether the repository changed
 RECHECK_AFTER = 1.0
@@ -27,23 +27,23 @@ SUFFIX = ".fernet-keys"
 def repository_path():
     """The key repository's directory: ``SECRETS.key_repository``, by default ``<SQLite file>.fernet-keys``
     (the settings require one for any other database)."""
-    configured = settings["SECRETS"].get("key_repository")
+    configured = hosting.settings["SECRETS"].get("key_repository")
     if configured:
         return os.path.abspath(configured)
-    return settings.sqlite_file + SUFFIX
+    return hosting.settings.sqlite_file + SUFFIX
 
 
 def earlier_default():
     """``fernet-keys`` next to the SQLite file, the default of earlier versions, when it is there and not in use."""
-    if settings["SECRETS"].get("key_repository") or settings.sqlite_file is None:
+    if hosting.settings["SECRETS"].get("key_repository") or hosting.settings.sqlite_file is None:
         return None
-    path = os.path.join(os.path.dirname(settings.sqlite_file), "fernet-keys")
+    path = os.path.join(os.path.dirname(hosting.settings.sqlite_file), "fernet-keys")
     return path if os.path.isdir(path) else None
 
 
 def patterns():
     """The key-name patterns that mark a value secret (``SECRETS.patterns``, or the defaults)."""
-    configured = settings["SECRETS"].get("patterns")
+    configured = hosting.settings["SECRETS"].get("patterns")
     return classify.DEFAULT_PATTERNS if configured is None else tuple(configured)
 
 

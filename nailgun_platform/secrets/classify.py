@@ -4,11 +4,12 @@ The answer is a set of JSON pointers (RFC 6901) to leaves (see ``pointers``). It
 the document's keys and the schema, never on the values, so a masked document a client sends
 back is classified exactly like the stored one it was read from.
 
-- ConfigDB values (``secret_pointers``): every leaf under a key whose name matches one of the
-  name patterns, so that an astute.yaml uploaded without a schema is covered, and every leaf
-  under a schema node marked ``"format": "password"`` or ``"x-secret": true`` (at any depth,
-  through ``properties``, ``patternProperties``, ``additionalProperties``, ``items``, ``not``, ``dependencies``,
+- By name (``by_name``): every leaf under a key whose name matches one of the name patterns,
+  so that a document uploaded without a schema (an astute.yaml) is covered.
+- By schema (``by_schema``): every leaf under a schema node marked ``"format": "password"`` or
+  ``"x-secret": true`` (at any depth, through ``properties``, ``patternProperties``, ``additionalProperties``, ``items``, ``not``, ``dependencies``,
   ``additionalItems``, ``allOf``/``anyOf``/``oneOf`` and ``$ref`` inside the schema).
+  An extension composes the two into its own classifier (ConfigDB's: ``nailgun_ext_configdb.objects.secrets``).
 - Nailgun attributes (``attribute_pointers``): the ``value`` of every field of type
   ``password``, or whose key matches a name pattern. Only the value: a field's label, type
   and restrictions stay readable, so a UI can still draw the form.
@@ -30,9 +31,9 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT4
 
-from nailgun_host import user_schemas
-from nailgun_host.secrets import pointers
-from nailgun_host.secrets.pointers import child, leaves
+from nailgun_platform import user_schemas
+from nailgun_platform.secrets import pointers
+from nailgun_platform.secrets.pointers import child, leaves
 
 #: shell-style patterns matched against a whole key, case-insensitively. ``token`` only as a
 #: word of its own, so that Keystone's ``token/expiration`` or ``service_token_off`` stay
@@ -87,14 +88,6 @@ class _NameMatcher:
 
     def _matches(self, name):
         return self._regex is not None and self._regex.match(str(name).lower()) is not None
-
-
-def secret_pointers(document, schema=None, patterns=DEFAULT_PATTERNS):
-    """The secret leaves of a ConfigDB values document: by key name, and by its definition's schema."""
-    found = by_name(document, patterns)
-    if isinstance(schema, dict):
-        found.update(by_schema(document, schema))
-    return found
 
 
 def by_name(document, patterns=DEFAULT_PATTERNS):
@@ -251,7 +244,7 @@ def declassified(before, after, classifier):
     A write from ``before`` to ``after`` would turn these into plain values anyone may read,
     without the writer ever seeing them: a password field whose ``type`` a PATCH changes keeps
     its stored value, now in clear. ``classifier`` is the one that applies to both documents
-    (e.g. ``nailgun_host.secrets.attribute_secrets``). What ``after`` holds at such a place is
+    (e.g. ``nailgun_platform.secrets.attribute_secrets``). What ``after`` holds at such a place is
     still secret if every leaf there is (a value that became an object of secrets).
     """
     secret = classifier(after)

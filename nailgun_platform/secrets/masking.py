@@ -9,8 +9,8 @@ only what the client changed.
 
 import json
 
-from nailgun_host import errors
-from nailgun_host.secrets import pointers
+from nailgun_platform import errors
+from nailgun_platform.secrets import pointers
 
 #: what every secret value reads as for an identity that may not see it
 MASK = "<secret>"

@@ -5,7 +5,7 @@ in an op's ``value``, so the patch must be sealed at rest and masked for readers
 the new document's secrets are. ``patch_secrets`` maps the document's secret pointers onto the
 patch; ``sealing.seal`` and ``masking.mask`` then work on the patch as on any document.
 """
-from nailgun_host.secrets import pointers
+from nailgun_platform.secrets import pointers
 
 
 def patch_secrets(patch, secret):

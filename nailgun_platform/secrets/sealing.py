@@ -9,8 +9,8 @@ client may store the key ``$fernet`` itself (``refuse_marker``, called by
 """
 import json
 
-from nailgun_host import errors
-from nailgun_host.secrets import pointers
+from nailgun_platform import errors
+from nailgun_platform.secrets import pointers
 
 MARKER = "$fernet"
 

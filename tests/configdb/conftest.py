@@ -69,8 +69,8 @@ class ConfigAPI:
 
 
 def read_cache_of(testapp):
-    """The ``nailgun_host.read_cache.ReadCache`` among the middlewares of a ``build_wsgi`` WebTest app."""
-    from nailgun_host.read_cache import ReadCache
+    """The ``nailgun_platform.read_cache.ReadCache`` among the middlewares of a ``build_wsgi`` WebTest app."""
+    from nailgun_platform.read_cache import ReadCache
 
     layer = testapp.app
     for _ in range(10):

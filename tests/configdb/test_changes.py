@@ -8,9 +8,9 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
-from nailgun_host import notify
 from nailgun_host.db import db
 from nailgun_host.settings import settings
+from nailgun_platform import notify
 from nailgun_ext_configdb.models import Change, Environment
 from nailgun_ext_configdb.objects import changes as changes_obj, document as document_obj, resource_definition
 from tests.configdb.conftest import API

@@ -6,8 +6,9 @@ import jsonpatch
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from nailgun_platform.public import type_strict_equal
 from nailgun_ext_configdb.objects import document, merge
-from nailgun_ext_configdb.objects.json_values import diff, json_equal, stored_form
+from nailgun_ext_configdb.objects.json_values import diff, stored_form
 from tests.configdb.conftest import API
 
 #: JSON values as decoded from a body; -0.0 is left out because PostgreSQL stores it as 0
@@ -60,8 +61,8 @@ def test_a_put_stores_a_new_version_iff_the_json_differs(cdb, rid, first, second
 
 @given(old=JSON, new=JSON)
 def test_json_equal_is_equality_of_canonical_json(old, new):
-    assert json_equal(old, new) == (canonical(old) == canonical(new))
-    assert json_equal(old, json.loads(canonical(old)))
+    assert type_strict_equal(old, new) == (canonical(old) == canonical(new))
+    assert type_strict_equal(old, json.loads(canonical(old)))
 
 
 @given(old=OBJECTS, new=OBJECTS)
@@ -125,9 +126,9 @@ def _nested(depth, leaf):
 
 def test_json_equal_compares_deeper_than_python_can_recurse():
     deep = 5000  # beyond Python's == (a RecursionError): the walk decides alone
-    assert json_equal(_nested(deep, 1), _nested(deep, 1))
-    assert not json_equal(_nested(deep, 1), _nested(deep, 2))
-    assert not json_equal(_nested(deep, 1), _nested(deep, True))
+    assert type_strict_equal(_nested(deep, 1), _nested(deep, 1))
+    assert not type_strict_equal(_nested(deep, 1), _nested(deep, 2))
+    assert not type_strict_equal(_nested(deep, 1), _nested(deep, True))
 
 
 def test_changed_keys_of_a_large_document_name_the_change_only_types_included():

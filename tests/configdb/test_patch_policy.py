@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nailgun_host import errors
-from nailgun_host.secrets.masking import MASK
-from nailgun_ext_configdb.objects import json_values, merge, resource_definition, write_policy
+from nailgun_platform.public import type_strict_equal
+from nailgun_platform.secrets.masking import MASK
+from nailgun_ext_configdb.objects import merge, resource_definition, write_policy
 from tests.configdb.conftest import API
 from tests.configdb.test_secrets import app, auth  # noqa: F401 (the fixture of local users: member, admin, ...)
 
@@ -371,4 +372,4 @@ def test_no_accepted_write_adds_or_removes_the_effective_protected_key(chain, wh
     after = _token(merge.effective(layers)[0])
     assert (before == "absent") == (after == "absent")
     if not operations:
-        assert json_values.json_equal(before, after)
+        assert type_strict_equal(before, after)

@@ -19,8 +19,8 @@ from sqlalchemy.dialects import postgresql
 
 from nailgun_host.app import build_wsgi
 from nailgun_host.db import db as host_db, migration
-from nailgun_host.secrets.masking import MASK
 from nailgun_host.settings import settings
+from nailgun_platform.secrets.masking import MASK
 from nailgun_ext_configdb.extension import ConfigDBExtension
 from tests.auth import write_users_file
 from tests.configdb.conftest import API

@@ -1,4 +1,4 @@
-"""The cache of document answers (``nailgun_host.read_cache``, ``objects.read_state``) never replays a
+"""The cache of document answers (``nailgun_platform.read_cache``, ``objects.read_state``) never replays a
 stale one: after any sequence of writes, of every kind, every read through an application with the
 cache answers exactly what an application without it computes (status, body, ETag, masking), for
 clear and masked readers, by id and by name, by node id and FQDN, effective or not.
@@ -15,9 +15,9 @@ import sqlalchemy as sa
 import webtest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
-from nailgun_host import read_cache
 from nailgun_host.app import build_wsgi
 from nailgun_host.settings import settings
+from nailgun_platform import read_cache
 from tests.auth import write_users_file
 from tests.configdb.conftest import API, read_cache_of
 from tests.factories import EnvironmentManager

@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, given, settings as hypothesis_settings, stra
 from nailgun_host import errors
 from nailgun_host.api.base import MASKED_HEADER
 from nailgun_host.app import build_wsgi
-from nailgun_host.secrets import classify
-from nailgun_host.secrets.masking import MASK
 from nailgun_host.settings import settings
+from nailgun_platform.secrets import classify
+from nailgun_platform.secrets.masking import MASK
+from nailgun_ext_configdb.objects import secrets as configdb_secrets
 from nailgun_ext_configdb.objects import value_schema
 from tests.auth import write_users_file
 from tests.configdb.conftest import API, STORAGE, stored_texts
@@ -340,7 +341,7 @@ def test_no_read_path_shows_a_secret_to_a_reader_and_the_mask_written_back_chang
 def test_no_schema_error_quotes_a_secret(doc, schema):
     """Whatever rule fails, on whatever part of a document, its message never quotes a secret leaf."""
     try:
-        value_schema.validate(doc, schema, lambda: classify.secret_pointers(doc, schema))
+        value_schema.validate(doc, schema, lambda: configdb_secrets.secret_pointers(doc, [schema]))
     except errors.InvalidData as exc:
         assert not leaks(exc.message)
 

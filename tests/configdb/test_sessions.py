@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings as hypothesis_settings, stra
 
 from nailgun_host.api.base import MASKED_HEADER
 from nailgun_host.app import build_wsgi
-from nailgun_host.secrets.masking import MASK
 from nailgun_host.settings import settings
+from nailgun_platform.secrets.masking import MASK
 from tests.auth import write_users_file
 from tests.configdb.conftest import API
 

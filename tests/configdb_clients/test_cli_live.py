@@ -11,9 +11,9 @@ import os
 import pytest
 import yaml
 
+from nailgun_platform.client import APIClient
 from nailgun_ext_configdb.cli import upload
 from nailgun_ext_configdb.cli.paths import ROOT
-from nailgun_host.client import APIClient
 from tests.commands import IN_PROCESS
 from tests.configdb_clients.conftest import FUEL2, FUEL_EXT_SCRIPT, HIERA_TREE, tree_sources
 from tests.keystone import USERS

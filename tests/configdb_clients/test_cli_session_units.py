@@ -6,10 +6,10 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
+from nailgun_platform.client import documents, errors, sessions
+from nailgun_platform.client.patches import PatchFileError, read_patch
 from nailgun_ext_configdb.cli import changes, sessions as config_sessions, values
 from nailgun_ext_upgrade import cli as upgrade_cli
-from nailgun_host.client import documents, errors, sessions
-from nailgun_host.client.patches import PatchFileError, read_patch
 
 SESSION_ID = "0123456789abcdef0123456789abcdef"
 #: the keys the printing code looks at, so that random bodies use them with values of every type

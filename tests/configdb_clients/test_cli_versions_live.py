@@ -10,8 +10,8 @@ import json
 
 import pytest
 
+from nailgun_platform.client import APIError
 from nailgun_ext_configdb.cli.pins import pin_label, refused, rejected_line
-from nailgun_host.client import APIError
 from tests.commands import IN_PROCESS
 from tests.configdb_clients.conftest import FUEL2, FUEL_EXT_SCRIPT
 

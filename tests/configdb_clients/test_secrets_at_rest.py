@@ -9,9 +9,9 @@ import subprocess
 import pytest
 import sqlalchemy as sa
 
-from nailgun_host import secrets
 from nailgun_host.db.models import Cluster
-from nailgun_host.secrets import classify, pointers
+from nailgun_platform import secrets
+from nailgun_platform.secrets import classify, pointers
 from tests.configdb_clients.conftest import HIERA_TREE, tree_sources
 
 #: shorter values ("admin", "nova", true) are also ordinary words of the data: a grep would find those

@@ -240,35 +240,37 @@ def test_users_command_writes_a_private_file_and_the_server_sees_it(migrated_db,
                                                                      monkeypatch, capsys):
     import io
 
-    from nailgun_host import server
+    from nailgun_host.cmd import users
+
 
     users_file = tmp_path / "etc" / "users.yaml"
     monkeypatch.setattr("sys.stdin", io.StringIO("s3cret\n"))
-    assert server.users(["--users-file", str(users_file), "set", "ops", "--role", "member"]) == 0
+    assert users.users(["--users-file", str(users_file), "set", "ops", "--role", "member"]) == 0
     assert stat.S_IMODE(users_file.stat().st_mode) == 0o600
     assert "s3cret" not in users_file.read_text()
     auth_settings.reload(overrides={"AUTH": {"method": "local", "users_file": str(users_file)}})
     app = webtest.TestApp(build_wsgi())
     auth = {"Authorization": "Basic " + base64.b64encode(b"ops:s3cret").decode()}
     assert app.post_json("/api/v1/clusters/", {}, headers=auth, expect_errors=True).status_int == 400
-    assert server.users(["--users-file", str(users_file), "set", "ops", "--role", "reader", "--keep-password"]) == 0
+    assert users.users(["--users-file", str(users_file), "set", "ops", "--role", "reader", "--keep-password"]) == 0
     app.post_json("/api/v1/clusters/", {}, headers=auth, status=403)
-    assert server.users(["--users-file", str(users_file), "list"]) == 0
+    assert users.users(["--users-file", str(users_file), "list"]) == 0
     assert "ops: reader" in capsys.readouterr().out
-    assert server.users(["--db-url", db_url, "--users-file", str(users_file), "delete", "ops"]) == 0
+    assert users.users(["--db-url", db_url, "--users-file", str(users_file), "delete", "ops"]) == 0
     app.get("/api/v1/clusters/", headers=auth, status=401)
     with pytest.raises(SystemExit):
-        server.users(["--db-url", db_url, "--users-file", str(users_file), "delete", "ops"])
+        users.users(["--db-url", db_url, "--users-file", str(users_file), "delete", "ops"])
 
 
 def test_a_changed_password_counts_at_once(local_app, db_url, tmp_path, monkeypatch):
     import io
 
-    from nailgun_host import server
+    from nailgun_host.cmd import users
+
 
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=200)  # now in the cache
     monkeypatch.setattr("sys.stdin", io.StringIO("new-pw\n"))
-    assert server.users(["--db-url", db_url, "--users-file", str(tmp_path / "users.yaml"), "set", "reader", "--role",
+    assert users.users(["--db-url", db_url, "--users-file", str(tmp_path / "users.yaml"), "set", "reader", "--role",
                          "reader"]) == 0
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
     local_app.get("/api/v1/clusters/", headers=basic("reader", "new-pw"), status=200)
@@ -276,19 +278,21 @@ def test_a_changed_password_counts_at_once(local_app, db_url, tmp_path, monkeypa
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "10.20.0.2", "::"])
 def test_nailgun_api_refuses_the_network_without_authentication(host, capsys, auth_settings):
-    from nailgun_host import server
+    from nailgun_host.cmd import api
+
 
     with pytest.raises(SystemExit) as exited:
-        server.serve(["--host", host, "--port", "1"])
+        api.serve(["--host", host, "--port", "1"])
     assert exited.value.code == 1
     assert "--allow-insecure-no-auth" in capsys.readouterr().err
 
 
 def test_nailgun_api_needs_both_certificate_and_key(capsys, auth_settings):
-    from nailgun_host import server
+    from nailgun_host.cmd import api
+
 
     with pytest.raises(SystemExit):
-        server.serve(["--cert-file", "/etc/hostname", "--port", "1"])
+        api.serve(["--cert-file", "/etc/hostname", "--port", "1"])
     assert "--cert-file and --key-file go together" in capsys.readouterr().err
 
 
@@ -355,7 +359,8 @@ def test_a_users_file_that_breaks_while_serving_refuses_with_503(local_app, tmp_
 def test_local_tokens_keep_their_expiry_and_die_with_a_password_change(local_app, db_url, tmp_path, monkeypatch):
     import io
 
-    from nailgun_host import server
+    from nailgun_host.cmd import users
+
 
     first = login(local_app, "member").json["access"]["token"]
     again = local_app.post_json("/keystone/v2.0/tokens", {"auth": {"token": {"id": first["id"]}}}).json["access"][
@@ -365,7 +370,7 @@ def test_local_tokens_keep_their_expiry_and_die_with_a_password_change(local_app
     local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": first["id"] + "=="}, status=401)
     local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": again["id"]}, status=200)
     monkeypatch.setattr("sys.stdin", io.StringIO("changed-pw\n"))
-    assert server.users(["--db-url", db_url, "--users-file", str(tmp_path / "users.yaml"), "set", "member", "--role",
+    assert users.users(["--db-url", db_url, "--users-file", str(tmp_path / "users.yaml"), "set", "member", "--role",
                          "member"]) == 0
     for token in (first["id"], again["id"]):
         local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, status=401)
@@ -390,14 +395,15 @@ def test_malformed_logins_are_400(local_app, body):
     ({"method": "keystone"}, "needs AUTH.keystone.auth_url"),
 ])
 def test_auth_settings_that_could_leave_the_api_open_are_refused(tmp_path, auth, message, capsys, auth_settings):
-    from nailgun_host import server
+    from nailgun_host.cmd import api
+
 
     settings_file = tmp_path / "settings.yaml"
     settings_file.write_text(yaml.safe_dump({"AUTH": auth}))
     with pytest.raises(ValueError, match=re.escape(message)):
         auth_settings.reload(str(settings_file))
     with pytest.raises(SystemExit):
-        server.serve(["--config", str(settings_file), "--port", "1"])
+        api.serve(["--config", str(settings_file), "--port", "1"])
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
 
@@ -406,11 +412,12 @@ def test_auth_settings_that_could_leave_the_api_open_are_refused(tmp_path, auth,
 def test_users_command_refuses_names_basic_cannot_carry(tmp_path, name, monkeypatch, capsys):
     import io
 
-    from nailgun_host import server
+    from nailgun_host.cmd import users
+
 
     monkeypatch.setattr("sys.stdin", io.StringIO("pw\n"))
     with pytest.raises(SystemExit):
-        server.users(["--users-file", str(tmp_path / "users.yaml"), "set", name, "--role", "admin"])
+        users.users(["--users-file", str(tmp_path / "users.yaml"), "set", name, "--role", "admin"])
     assert "user name" in capsys.readouterr().err
     assert not (tmp_path / "users.yaml").exists()
 
@@ -418,10 +425,11 @@ def test_users_command_refuses_names_basic_cannot_carry(tmp_path, name, monkeypa
 def test_users_command_warns_about_roles_no_rule_names(tmp_path, monkeypatch, capsys):
     import io
 
-    from nailgun_host import server
+    from nailgun_host.cmd import users
+
 
     monkeypatch.setattr("sys.stdin", io.StringIO("pw\n"))
-    assert server.users(["--users-file", str(tmp_path / "users.yaml"), "set", "ops", "--role", "adimn"]) == 0
+    assert users.users(["--users-file", str(tmp_path / "users.yaml"), "set", "ops", "--role", "adimn"]) == 0
     assert "adimn" in capsys.readouterr().err
 
 
@@ -519,12 +527,13 @@ def test_users_command_knows_every_role_the_rules_name(tmp_path, monkeypatch, ca
     """The roles nailgun-users accepts without a warning come from the rules: a new one (hiera) is never left out."""
     import io
 
-    from nailgun_host import server
+    from nailgun_host.cmd import users
+
 
     assert {"reader", "member", "admin", "service", "hiera"} <= policy.known_roles()
     for role in sorted(policy.known_roles()):
         monkeypatch.setattr("sys.stdin", io.StringIO("pw\n"))
-        assert server.users(["--users-file", str(tmp_path / "users.yaml"), "set", "u-" + role, "--role", role]) == 0
+        assert users.users(["--users-file", str(tmp_path / "users.yaml"), "set", "u-" + role, "--role", role]) == 0
         assert capsys.readouterr().err == "", role
 
 
@@ -533,14 +542,15 @@ def test_a_user_given_the_hiera_role_by_nailgun_users_reads_secrets_in_clear(mig
     """Local mode: ``nailgun-users set hiera --role hiera`` (that one role) is the Puppet master's identity."""
     import io
 
-    from nailgun_host import server
+    from nailgun_host.cmd import users
+
     from nailgun_host.api.base import MASKED_HEADER
 
     users_file = str(tmp_path / "users.yaml")
     for name, roles in (("hiera", ["hiera"]), ("reader", ["reader"]), ("admin", ["admin"])):
         monkeypatch.setattr("sys.stdin", io.StringIO(name + "-pw\n"))
         argv = ["--users-file", users_file, "set", name]
-        assert server.users(argv + [part for role in roles for part in ("--role", role)]) == 0
+        assert users.users(argv + [part for role in roles for part in ("--role", role)]) == 0
     auth_settings.reload(overrides={"AUTH": {"method": "local", "users_file": users_file}})
     app = webtest.TestApp(build_wsgi())
     values = config_values_url(app, basic("admin"))

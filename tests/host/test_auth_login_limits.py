@@ -288,12 +288,13 @@ def test_no_more_passwords_wait_for_a_slot_than_there_are_slots(tmp_path, auth_s
     ({"lockout_duraton": 60}, "unknown settings AUTH.lockout_duraton"),
 ])
 def test_login_limits_that_are_no_whole_numbers_stop_the_start(tmp_path, limits, message, capsys, auth_settings):
-    from nailgun_host import server
+    from nailgun_host.cmd import api
+
 
     settings_file = tmp_path / "settings.yaml"
     settings_file.write_text(yaml.safe_dump({"AUTH": limits}))
     with pytest.raises(ValueError, match=re.escape(message)):
         auth_settings.reload(str(settings_file))
     with pytest.raises(SystemExit):
-        server.serve(["--config", str(settings_file), "--port", "1"])
+        api.serve(["--config", str(settings_file), "--port", "1"])
     assert message in capsys.readouterr().err

@@ -173,18 +173,19 @@ def test_the_allow_insecure_no_auth_flag_is_the_setting(restored_settings, tmp_p
     settings file may set as well: one decision, in the application and at the server's start."""
     import argparse
 
-    from nailgun_host import server
+    from nailgun_host.cmd import startup
+
 
     listening_everywhere = argparse.Namespace(host="0.0.0.0", cert_file=None, key_file=None)
-    server._load_settings(argparse.Namespace(config=None, db_url=None, allow_insecure_no_auth=False))
+    startup.load_settings(argparse.Namespace(config=None, db_url=None, allow_insecure_no_auth=False))
     assert restored_settings["AUTH"]["allow_insecure_no_auth"] is False
-    with pytest.raises(server.StartupError, match="--allow-insecure-no-auth"):
-        server._check_exposure(listening_everywhere)
-    server._load_settings(argparse.Namespace(config=None, db_url=None, allow_insecure_no_auth=True))
+    with pytest.raises(startup.StartupError, match="--allow-insecure-no-auth"):
+        startup.check_exposure(listening_everywhere)
+    startup.load_settings(argparse.Namespace(config=None, db_url=None, allow_insecure_no_auth=True))
     assert restored_settings["AUTH"]["allow_insecure_no_auth"] is True
-    server._check_exposure(listening_everywhere)
+    startup.check_exposure(listening_everywhere)
     config = tmp_path / "settings.yaml"
     config.write_text("AUTH: {allow_insecure_no_auth: true}\n")
-    server._load_settings(argparse.Namespace(config=str(config), db_url=None, allow_insecure_no_auth=False))
+    startup.load_settings(argparse.Namespace(config=str(config), db_url=None, allow_insecure_no_auth=False))
     assert restored_settings["AUTH"]["allow_insecure_no_auth"] is True
-    server._check_exposure(listening_everywhere)
+    startup.check_exposure(listening_everywhere)

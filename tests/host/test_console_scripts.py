@@ -12,6 +12,10 @@ import requests
 from tests.commands import ctrl_c_reaches_it
 from tests.conftest import free_port
 
+#: the console commands these tests run: (module of nailgun_host.cmd, function)
+COMMANDS = {"serve": ("api", "serve"), "syncdb": ("syncdb", "syncdb"), "users": ("users", "users"),
+            "secrets_keys": ("secrets", "secrets_keys")}
+
 
 def _environ(home):
     environ = {k: v for k, v in os.environ.items() if k not in ("NAILGUN_DB_URL", "NAILGUN_CONFIG")}
@@ -34,7 +38,7 @@ def _wait_until_it_answers(base, server):
 def nailgun_api(environ, cwd=None, args=()):
     """``nailgun-api`` on a free port, once it answers: yields its base URL."""
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
+    server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.cmd.api import serve; serve()",
                                "--port", str(port)] + list(args), env=environ, cwd=cwd,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = "http://127.0.0.1:{0}".format(port)
@@ -69,7 +73,7 @@ def test_nailgun_api_serves_only_the_api_not_the_working_directory(tmp_path):
 def test_syncdb_is_idempotent(tmp_path):
     url = "sqlite:///" + str(tmp_path / "n.db")
     for _ in range(2):
-        result = subprocess.run([sys.executable, "-c", "from nailgun_host.server import syncdb; syncdb()",
+        result = subprocess.run([sys.executable, "-c", "from nailgun_host.cmd.syncdb import syncdb; syncdb()",
                                  "--db-url", url], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
     import sqlalchemy as sa
@@ -82,7 +86,7 @@ def test_syncdb_is_idempotent(tmp_path):
 
 
 def _run(script, args, environ):
-    return subprocess.run([sys.executable, "-c", "from nailgun_host.server import {0}; {0}()".format(script)]
+    return subprocess.run([sys.executable, "-c", "from nailgun_host.cmd.{0} import {1}; {1}()".format(*COMMANDS[script])]
                           + list(args), env=environ, capture_output=True, text=True)
 
 
@@ -123,7 +127,7 @@ def test_ctrl_c_stops_nailgun_api_without_waiting_for_a_waiting_feed_request(tmp
     port = free_port()
     root = "http://127.0.0.1:{0}".format(port)
     base = root + "/api/v1"
-    server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.server import serve; serve()",
+    server = subprocess.Popen([sys.executable, "-c", "from nailgun_host.cmd.api import serve; serve()",
                                "--port", str(port)], env=_environ(tmp_path),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_reaches_it)
     try:

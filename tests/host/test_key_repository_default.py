@@ -11,11 +11,12 @@ import sys
 import pytest
 
 from nailgun_host import db as host_db
-from nailgun_host import server
+from nailgun_host.cmd import api, secrets, syncdb, users
+
 from nailgun_host.app import build_wsgi
 from nailgun_host.db import sealed
-from nailgun_host.secrets import keys
 from nailgun_host.settings import settings
+from nailgun_platform.secrets import keys
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def no_configured_keys(monkeypatch, migrated_db):
 
 
 def secrets_command(url, *args):
-    return server.secrets_keys(["--db-url", url, *args])
+    return secrets.secrets_keys(["--db-url", url, *args])
 
 
 def starts(url):
@@ -51,7 +52,7 @@ def starts(url):
 def test_two_sqlite_databases_of_one_directory_have_their_own_keys(no_configured_keys, tmp_path):
     one, two = ("sqlite:///{0}/{1}.db".format(tmp_path, name) for name in ("one", "two"))
     for url in (one, two):
-        assert server.syncdb(["--db-url", url]) == 0
+        assert syncdb.syncdb(["--db-url", url]) == 0
         assert starts(url)
     assert {"one.db.fernet-keys", "two.db.fernet-keys"} <= set(os.listdir(tmp_path))
     for step in ("rotate", "reencrypt", "retire"):  # each its own process, as an operator runs them
@@ -68,7 +69,7 @@ def test_two_sqlite_databases_of_one_directory_have_their_own_keys(no_configured
 
 def test_the_repository_of_earlier_versions_is_named_in_the_refusal(no_configured_keys, tmp_path):
     url = "sqlite:///{0}/old.db".format(tmp_path)
-    assert server.syncdb(["--db-url", url]) == 0
+    assert syncdb.syncdb(["--db-url", url]) == 0
     assert starts(url)
     os.rename(tmp_path / "old.db.fernet-keys", tmp_path / "fernet-keys")
     with pytest.raises(keys.KeyRepositoryError, match="{0}, the default of earlier versions, is there: if it is "
@@ -77,11 +78,11 @@ def test_the_repository_of_earlier_versions_is_named_in_the_refusal(no_configure
         sealed.check_keys(host_db.get_engine())
 
 
-@pytest.mark.parametrize("command", [server.serve, server.syncdb, server.secrets_keys, server.users])
+@pytest.mark.parametrize("command", [api.serve, syncdb.syncdb, secrets.secrets_keys, users.users])
 def test_a_postgresql_database_without_a_key_repository_is_refused_in_one_line(no_configured_keys, command, capsys):
     url = "postgresql+psycopg://nailgun:pw-not-shown@127.0.0.1:1/nailgun"
-    args = ["--db-url", url] + (["status"] if command is server.secrets_keys else
-                                ["list"] if command is server.users else [])
+    args = ["--db-url", url] + (["status"] if command is secrets.secrets_keys else
+                                ["list"] if command is users.users else [])
     with pytest.raises(SystemExit) as exited:
         command(args)
     err = capsys.readouterr().err

@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nailgun_host import errors
-from nailgun_host.secrets import classify, keys, pointers, sealing
-from nailgun_host.secrets.masking import MASK, holds_mask
 from nailgun_host.validation import MAX_DEPTH, check_storable
+from nailgun_platform.secrets import classify, keys, pointers, sealing
+from nailgun_platform.secrets.masking import MASK, holds_mask
+from nailgun_ext_configdb.objects import secrets as configdb_secrets
 from tests.host.test_secrets_masking import DOCUMENTS, SCHEMA
 
 
@@ -86,7 +87,7 @@ def canonical(value):
 @settings(max_examples=300, deadline=None)
 @given(DOCUMENTS)
 def test_sealing_seals_the_secret_leaves_only_and_leaves_the_document_as_it_was(keyset, document):
-    secret = classify.secret_pointers(document, schema=SCHEMA)
+    secret = configdb_secrets.secret_pointers(document, [SCHEMA])
     before = canonical(document)
     sealed = sealing.seal(document, secret, keyset)
     assert canonical(document) == before

@@ -1,4 +1,4 @@
-"""``nailgun_host.notify`` on the suite's database (SQLite, or PostgreSQL with NAILGUN_TEST_DB_URL).
+"""``nailgun_platform.notify`` on the suite's database (SQLite, or PostgreSQL with NAILGUN_TEST_DB_URL).
 
 Publications made by another process reach this one's listener; a rolled-back one never does.
 """
@@ -9,15 +9,16 @@ import textwrap
 import pytest
 import sqlalchemy as sa
 
-from nailgun_host import notify
 from nailgun_host.db import db
+from nailgun_platform import notify
 
 #: generous: a wake-up comes within ~200 ms; only a missing one would use it up
 WITHIN = 30
 
 PUBLISHER = textwrap.dedent("""
     import sys
-    from nailgun_host import db, notify
+    from nailgun_host import db
+    from nailgun_platform import notify
     db.configure(sys.argv[1])
     for topic in sys.argv[2:]:
         notify.publish(topic)

@@ -1,4 +1,4 @@
-"""nailgun_host.patching: RFC 6902 patches, their policy and their error statuses (unit and property tests)."""
+"""nailgun_platform.patching: RFC 6902 patches, their policy and their error statuses (unit and property tests)."""
 import copy
 
 import jsonpatch
@@ -6,8 +6,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from nailgun_host import errors, patching
+from nailgun_host import errors
 from nailgun_host.validation import MAX_DEPTH
+from nailgun_platform import json_equality, patching
 
 
 def status_of(document, patch):
@@ -424,7 +425,7 @@ def _naive_refusals(before, after, policy, default):
         if new is _ABSENT:
             return "remove"
         return None if jsonpatch._json_equal(old, new) and type(old) is type(new) or (
-            old == new and patching._json_equal(old, new)) else "replace"
+            old == new and json_equality.rfc6902_equal(old, new)) else "replace"
 
     def within(parts):  # an object or a list on both sides
         old, new = _at(before, parts), _at(after, parts)
@@ -503,7 +504,7 @@ def test_no_protected_value_changes_in_a_way_its_pattern_does_not_allow_when_a_w
         elif new is _ABSENT and old is not _ABSENT:
             assert "remove" in operations, (parts, policy)
         elif old is not _ABSENT and not (isinstance(old, (dict, list)) and type(old) is type(new)) \
-                and not (old == new and patching._json_equal(old, new)):
+                and not (old == new and json_equality.rfc6902_equal(old, new)):
             assert "replace" in operations, (parts, policy)
 
 
@@ -528,7 +529,7 @@ def test_one_operation_on_its_own_path_passes_when_allowed_there_and_nothing_els
     if (isinstance(old, dict) and isinstance(new, dict)) or (isinstance(old, list) and isinstance(new, list)):
         return  # changed only within: judged below, location by location
     effect = "add" if old is _ABSENT else "remove" if new is _ABSENT else "replace"
-    if old is not _ABSENT and new is not _ABSENT and old == new and patching._json_equal(old, new):
+    if old is not _ABSENT and new is not _ABSENT and old == new and json_equality.rfc6902_equal(old, new):
         effect = None
     touched = [parts for parts in set(_locations(old, (key,)) if old is not _ABSENT else []) |
                set(_locations(new, (key,)) if new is not _ABSENT else []) if parts != (key,)] + [()]

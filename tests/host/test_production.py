@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from nailgun_host import strict_yaml
+from nailgun_platform import strict_yaml
 from tests.conftest import free_port
 from tests.host.test_input_rules import all_routes, methods
 from tests.test_readme import fenced_blocks, section

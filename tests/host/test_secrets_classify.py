@@ -1,4 +1,4 @@
-"""Which values are secret (nailgun_host.secrets.classify), on the test fixtures' real Hiera
+"""Which values are secret (nailgun_platform.secrets.classify), on the test fixtures' real Hiera
 data, Fuel's attribute metadata, schemas using every keyword that reaches a value, and
 generated documents."""
 import os
@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nailgun_host.objects.attributes import generate_attributes
-from nailgun_host.secrets import classify, pointers
+from nailgun_platform.secrets import classify, pointers
+from nailgun_ext_configdb.objects import secrets as configdb_secrets
 
 HIERA = os.path.join(os.path.dirname(__file__), os.pardir, "configdb_clients", "fixtures", "hiera")
 RELEASE_DEFAULTS = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "nailgun_host", "fixtures",
@@ -24,16 +25,16 @@ def hiera(name):
 
 
 def test_the_fixture_astute_yaml_has_its_four_passwords_secret_and_nothing_else():
-    assert classify.secret_pointers(hiera("astute.yaml")) == {
+    assert configdb_secrets.secret_pointers(hiera("astute.yaml")) == {
         "/mysql/root_password", "/mysql/wsrep_password", "/nova/db_password", "/nova/user_password"}
 
 
 def test_globals_yaml_keeps_its_token_switch_readable():
-    assert classify.secret_pointers(hiera("globals.yaml")) == {"/keystone_hash/admin_token"}
+    assert configdb_secrets.secret_pointers(hiera("globals.yaml")) == {"/keystone_hash/admin_token"}
 
 
 def test_keystone_token_options_in_configuration_overrides_are_not_secret():
-    assert classify.secret_pointers(hiera("override/configuration/cluster.yaml")) == set()
+    assert configdb_secrets.secret_pointers(hiera("override/configuration/cluster.yaml")) == set()
 
 
 def test_oslo_options_carrying_credentials_in_configuration_overrides_are_secret():
@@ -47,7 +48,7 @@ def test_oslo_options_carrying_credentials_in_configuration_overrides_are_secret
         "keystone_authtoken/auth_url": {"value": "http://192.168.0.2:5000"},
         "token/provider": {"value": "fernet"},
     }}}
-    assert classify.secret_pointers(overrides) == {
+    assert configdb_secrets.secret_pointers(overrides) == {
         "/configuration/nova_config/keystone_authtoken~1password/value",
         "/configuration/nova_config/database~1connection/value",
         "/configuration/nova_config/DEFAULT~1transport_url/value",
@@ -79,7 +80,7 @@ FUEL_ASTUTE = {
 
 
 def test_fuel_astute_credentials_are_secret_and_their_neighbours_are_not():
-    assert classify.secret_pointers(FUEL_ASTUTE) == {
+    assert configdb_secrets.secret_pointers(FUEL_ASTUTE) == {
         "/access/password", "/keystone/admin_token", "/keystone/db_password", "/rabbit/password",
         "/mcollective/password", "/quantum_settings/database/passwd",
         "/quantum_settings/keystone/admin_password", "/quantum_settings/metadata/metadata_proxy_shared_secret",
@@ -92,21 +93,21 @@ def test_fuel_astute_credentials_are_secret_and_their_neighbours_are_not():
 def test_a_secret_name_covers_every_leaf_below_it_and_names_match_in_any_case():
     document = {"Passwords": {"db": ["a", {"b": None}], "empty": {}, "none": []}, "userPassword": 7,
                 "x-auth-token": True, "db_pass": "p", "compass": "north", "bypass": "no"}
-    assert classify.secret_pointers(document) == {
+    assert configdb_secrets.secret_pointers(document) == {
         "/Passwords/db/0", "/Passwords/db/1/b", "/Passwords/empty", "/Passwords/none", "/userPassword",
         "/x-auth-token", "/db_pass"}
 
 
 def test_name_patterns_are_configurable():
     document = {"keystone_hash": {"admin_token": "t"}, "nova": {"db_password": "p"}}
-    assert classify.secret_pointers(document, patterns=("*_hash",)) == {"/keystone_hash/admin_token"}
-    assert classify.secret_pointers(document, patterns=()) == set()
+    assert configdb_secrets.secret_pointers(document, patterns=("*_hash",)) == {"/keystone_hash/admin_token"}
+    assert configdb_secrets.secret_pointers(document, patterns=()) == set()
     with pytest.raises(ValueError, match="non-empty strings"):
-        classify.secret_pointers(document, patterns=("",))
+        configdb_secrets.secret_pointers(document, patterns=("",))
 
 
 def test_pointers_escape_slashes_and_tildes():
-    assert classify.secret_pointers({"a/b": {"~password": 1}}) == {"/a~1b/~0password"}
+    assert configdb_secrets.secret_pointers({"a/b": {"~password": 1}}) == {"/a~1b/~0password"}
     assert pointers.get({"a/b": {"~password": 1}}, "/a~1b/~0password") == 1
 
 
@@ -152,7 +153,7 @@ def test_a_schema_marks_secrets_through_every_keyword_that_reaches_a_value():
         "vault_a": "va",
         "extra": {"anything": "e", "more": {"x": 1}},
     }
-    assert classify.secret_pointers(document, schema=SCHEMA, patterns=()) == {
+    assert configdb_secrets.secret_pointers(document, [SCHEMA], patterns=()) == {
         "/nova/pw", "/db", "/opaque/deep/0", "/opaque/deep/1/er", "/tuple/1", "/tuple/2", "/tuple/3",
         "/list/0/pin", "/tree/key", "/tree/child/key", "/tree/child/grandchild/key", "/either/k",
         "/both/a", "/both/b", "/one/pw", "/vault_a", "/extra/anything", "/extra/more/x"}
@@ -160,7 +161,7 @@ def test_a_schema_marks_secrets_through_every_keyword_that_reaches_a_value():
 
 def test_schema_and_names_add_up():
     schema = {"properties": {"pin": {"x-secret": True}}}
-    assert classify.secret_pointers({"pin": 1, "password": 2, "other": 3}, schema=schema) == {"/pin", "/password"}
+    assert configdb_secrets.secret_pointers({"pin": 1, "password": 2, "other": 3}, [schema]) == {"/pin", "/password"}
 
 
 def test_what_a_schema_cannot_tell_is_secret():
@@ -282,7 +283,7 @@ def test_a_document_without_secrets_has_no_secret_pointer(data):
     document = data.draw(json_documents(PLAIN_KEYS))
     schema = data.draw(unmarked_schemas(document))
     jsonschema.Draft4Validator.check_schema(schema)
-    assert classify.secret_pointers(document, schema=schema) == set()
+    assert configdb_secrets.secret_pointers(document, [schema]) == set()
     assert classify.attribute_pointers(document) == set() or _has_password_field(document)
 
 
@@ -347,7 +348,7 @@ def test_a_schema_marks_exactly_the_leaves_under_its_marked_nodes(data):
     document, schema, expected = data.draw(marked_documents(definitions))
     schema = {"definitions": definitions, "allOf": [schema]}
     jsonschema.Draft4Validator.check_schema(schema)
-    assert classify.secret_pointers(document, schema=schema) == expected
+    assert configdb_secrets.secret_pointers(document, [schema]) == expected
 
 
 @pytest.mark.parametrize("name", ["admin_key", "mon_key", "bootstrap_osd_key", "radosgw_key", "passphrase",

@@ -9,7 +9,7 @@ from nailgun_host import extensions, policy
 from nailgun_host.api.base import MASKED_HEADER
 from nailgun_host.db.models import Cluster, Release, Task
 from nailgun_host.extensions import BaseExtension
-from nailgun_host.secrets.masking import MASK
+from nailgun_platform.secrets.masking import MASK
 from tests.host.secret_clusters import (DEFAULT_PASSWORD, DEFAULT_SECRET_KEY, database_text, generated_secrets,
                                         identity_apps, release_body)
 

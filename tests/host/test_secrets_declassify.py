@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from nailgun_host import policy
 from nailgun_host.db.models import Cluster, Release
-from nailgun_host.secrets import classify
-from nailgun_host.secrets.masking import MASK
+from nailgun_platform.secrets import classify
+from nailgun_platform.secrets.masking import MASK
 from tests.host.secret_clusters import (DEFAULT_PASSWORD, DEFAULT_SECRET_KEY, EDITABLE, database_text, identity_apps,
                                         release_body)
 

@@ -11,11 +11,11 @@ import requests
 import sqlalchemy as sa
 from cryptography.fernet import Fernet, InvalidToken
 
-from nailgun_host import secrets
 from nailgun_host.db import sealed
 from nailgun_host.db.models import Cluster, Release
-from nailgun_host.secrets import keys, sealing
 from nailgun_host.settings import settings
+from nailgun_platform import secrets
+from nailgun_platform.secrets import keys, sealing
 from tests.conftest import LiveServer
 
 BIN = os.path.dirname(sys.executable)
@@ -124,7 +124,7 @@ def test_a_server_started_with_keys_that_do_not_fit_the_database_stops_with_a_me
         if repository.endswith("other"):
             keys.load(repository)  # another, valid repository
         started = subprocess.run(
-            [sys.executable, "-c", "from nailgun_host.server import serve; serve()", "--db-url", db_url,
+            [sys.executable, "-c", "from nailgun_host.cmd.api import serve; serve()", "--db-url", db_url,
              "--no-migrate", "--port", "1"],
             env=dict(os.environ, NAILGUN_KEY_REPOSITORY=repository), capture_output=True, text=True, timeout=60)
         assert started.returncode == 1

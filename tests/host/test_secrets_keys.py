@@ -1,4 +1,4 @@
-"""The Fernet key repository (nailgun_host.secrets.keys) on a real directory: creation,
+"""The Fernet key repository (nailgun_platform.secrets.keys) on a real directory: creation,
 permissions, rotation, retirement, every way it can be broken, and several processes at once."""
 import multiprocessing
 import os
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from nailgun_host.secrets import keys
+from nailgun_platform.secrets import keys
 
 
 def mode(path):

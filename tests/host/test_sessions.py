@@ -347,7 +347,7 @@ def test_garbage_collection_at_configure_and_syncdb(toy, session, db_url):
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-c", "from nailgun_host.server import syncdb; syncdb()", "--db-url", db_url],
+    subprocess.run([sys.executable, "-c", "from nailgun_host.cmd.syncdb import syncdb; syncdb()", "--db-url", db_url],
                    check=True, capture_output=True)
     states = dict(_sql(session, "SELECT id, state FROM config_sessions").all())
     assert recent not in states and states[live] == "expired" and states[deployed] == "deployed"

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from hypothesis import given, settings as settings_profile, strategies as st
 
-from nailgun_host import strict_yaml
 from nailgun_host.settings import settings
+from nailgun_platform import strict_yaml
 
 BIN = os.path.dirname(sys.executable)
 #: a local-mode section, and below it another AUTH a careless operator appended

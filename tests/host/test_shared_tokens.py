@@ -13,9 +13,11 @@ import pytest
 import webtest
 from cryptography.fernet import Fernet
 
-from nailgun_host import secrets, server, settings
+from nailgun_host import settings
 from nailgun_host.app import build_wsgi
 from nailgun_host.auth import middleware, token_keys
+from nailgun_host.cmd import users
+from nailgun_platform import secrets
 from tests.host.test_auth import auth_settings, basic, login, write_users_file  # noqa: F401 (fixture)
 
 
@@ -64,7 +66,7 @@ def users_command(db_url, users_file, *args, stdin=""):
     saved = sys.stdin
     sys.stdin = io.StringIO(stdin)
     try:
-        return server.users(["--db-url", db_url, "--users-file", str(users_file), *args])
+        return users.users(["--db-url", db_url, "--users-file", str(users_file), *args])
     finally:
         sys.stdin = saved
 
@@ -140,7 +142,7 @@ def test_keys_whose_tokens_expired_are_dropped_at_the_next_rotation(hosts, db_ur
     assert users_command(db_url, first_file, "rotate-token-key") == 0
     config = first_file.parent / "ttl.yaml"
     config.write_text("AUTH: {token_ttl: 0}\n")
-    assert server.users(["--config", str(config), "--db-url", db_url, "--users-file", str(first_file),
+    assert users.users(["--config", str(config), "--db-url", db_url, "--users-file", str(first_file),
                          "rotate-token-key"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].endswith("keys that still open tokens: 3, 2")
 
@@ -215,7 +217,7 @@ def test_deleting_needs_the_database_and_leaves_the_file_when_it_cannot_revoke(t
     users_file = write_users_file(tmp_path / "users.yaml")
     before = users_file.read_text()
     with pytest.raises(SystemExit):
-        server.users(["--db-url", "sqlite:///" + str(tmp_path / "none.db"), "--users-file", str(users_file),
+        users.users(["--db-url", "sqlite:///" + str(tmp_path / "none.db"), "--users-file", str(users_file),
                       "delete", "member"])
     assert "no database at" in capsys.readouterr().err
     assert users_file.read_text() == before

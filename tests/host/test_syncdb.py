@@ -16,6 +16,10 @@ import sqlalchemy as sa
 from nailgun_host.db import make_engine, migration
 from nailgun_host.extensions import get_all_extensions
 
+#: the console commands these tests run: (module of nailgun_host.cmd, function)
+COMMANDS = {"serve": ("api", "serve"), "syncdb": ("syncdb", "syncdb"), "users": ("users", "users"),
+            "secrets_keys": ("secrets", "secrets_keys")}
+
 
 def _environ(tmp_path):
     environ = {k: v for k, v in os.environ.items() if k not in ("NAILGUN_DB_URL", "NAILGUN_CONFIG")}
@@ -24,7 +28,7 @@ def _environ(tmp_path):
 
 
 def _command(script, url, *args):
-    code = "import sys; from nailgun_host.server import {0}; sys.exit({0}())".format(script)
+    code = "import sys; from nailgun_host.cmd.{0} import {1}; sys.exit({1}())".format(*COMMANDS[script])
     return [sys.executable, "-c", code, "--db-url", url] + list(args)
 
 

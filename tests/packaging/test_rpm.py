@@ -38,9 +38,9 @@ STATE_DIR = "/var/lib/fuel-nailgun-extensions"
 NAILGUNS_OWN = ("/etc/nailgun/settings.yaml", "/var/log/nailgun", "/var/lib/nailgun")
 #: the extras whose packages the RPM requires: the database driver and the unit's WSGI server
 REQUIRED_EXTRAS = ("postgresql", "server")
-#: imported, but brought by the process that imports them: fuel2's (nailgun_host.client.fuel2)
+#: imported, but brought by the process that imports them: fuel2's (nailgun_platform.client.fuel2)
 IMPORTED_FROM_THE_CALLER = {"fuelclient"}
-PACKAGES = ("nailgun_host", "nailgun_ext_upgrade", "nailgun_ext_configdb")
+PACKAGES = ("nailgun_host", "nailgun_platform", "nailgun_ext_upgrade", "nailgun_ext_configdb")
 # Not copied from the work tree into the scratch source tree.
 TOP_LEVEL_JUNK = {".git", ".venv", "venv", "build", "dist", ".pytest_cache"}
 

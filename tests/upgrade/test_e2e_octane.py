@@ -14,7 +14,7 @@ import yaml
 
 from nailgun_host.db.models import Cluster, Task
 from nailgun_host.objects import task as task_obj
-from nailgun_host.secrets.masking import MASK
+from nailgun_platform.secrets.masking import MASK
 from nailgun_ext_upgrade.models import UpgradeRelation
 from tests.auth_servers import (  # noqa: F401 (fixtures, for server_and_login)
     keystone_server, local_server, server_and_login)

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from nailgun_host.db.models import Cluster
-from nailgun_host.secrets.masking import MASK
+from nailgun_platform.secrets.masking import MASK
 from tests.upgrade.conftest import CLONE, MODEL, error
 
 PATCH_TYPE = "application/env-model-json-patch"

@@ -8,8 +8,8 @@ import requests
 import sqlalchemy as sa
 
 from nailgun_host.db.models import Cluster
-from nailgun_host.secrets.masking import MASK
 from nailgun_host.settings import settings
+from nailgun_platform.secrets.masking import MASK
 from tests.host.secret_clusters import database_text
 from tests.upgrade.conftest import MODEL, error
 from tests.upgrade.test_secrets_upgrade import apps, clone, upgrade  # noqa: F401 (fixtures)

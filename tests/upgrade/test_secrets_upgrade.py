@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from nailgun_host.api.base import MASKED_HEADER
 from nailgun_host.db.models import Cluster
-from nailgun_host.secrets.masking import MASK
+from nailgun_platform.secrets.masking import MASK
 from tests.host.secret_clusters import (DEFAULT_PASSWORD, DEFAULT_SECRET_KEY, database_text, generated_secrets,
                                         identity_apps, release_body)
 from tests.upgrade.conftest import CLONE, CLONE_RELEASE, MODEL

@@ -2,7 +2,7 @@
 (``models.StateGeneration``): environments, components, definitions, environments' components and
 pins (as cdb006 counted), and now also nodes' ids, clusters and FQDNs. It replaces cdb006's
 generation of definitions alone: a reader's cache then asks one row, whatever the URL, and may
-trust it for a moment (``nailgun_host.read_cache``).
+trust it for a moment (``nailgun_platform.read_cache``).
 
 Triggers rather than application code, so that no writer (a bulk statement, a cascade, a future
 handler) can change an answer without the readers' caches seeing it. On PostgreSQL they are

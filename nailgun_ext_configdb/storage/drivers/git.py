@@ -24,11 +24,9 @@ import sqlalchemy as sa
 import yaml
 from sqlalchemy import event, orm
 
-from nailgun_host import errors
-from nailgun_host import secrets as host_secrets
-from nailgun_host.db import db
-from nailgun_host.secrets import sealing
-from nailgun_host.settings import settings
+from nailgun_host.public import db, errors
+from nailgun_platform.public import sealing, secrets as host_secrets
+from nailgun_ext_configdb import settings_section
 from nailgun_ext_configdb.models import OVERRIDES, Document, DocumentVersion, Environment, ResourceDefinition
 from nailgun_ext_configdb.storage import gitrepo
 from nailgun_ext_configdb.storage.drivers import base
@@ -42,7 +40,7 @@ _HEADS, _DROPPED = "configdb_git_heads", "configdb_git_dropped"
 
 
 def root():
-    return settings["CONFIGDB"]["git_root"]
+    return settings_section.value("git_root")
 
 
 def repository(environment_id):

@@ -155,7 +155,7 @@ def test_deleting_a_cluster_sets_its_environments_repository_aside(cdb, env, roo
 
 def test_a_misspelt_driver_stops_nailgun_api_at_start(migrated_db, db_url):
     started = subprocess.run(
-        [sys.executable, "-c", "from nailgun_host.server import serve; serve()", "--db-url", db_url,
+        [sys.executable, "-c", "from nailgun_host.cmd.api import serve; serve()", "--db-url", db_url,
          "--port", str(free_port()), "--no-migrate"], capture_output=True, text=True, timeout=60,
         env=dict(os.environ, NAILGUN_CONFIGDB_STORAGE="gti"))
     assert started.returncode != 0

@@ -11,13 +11,14 @@ that fails in its last document can be provoked.
 """
 import jsonpatch
 
-from nailgun_host import errors, secrets
+from nailgun_host import errors
 from nailgun_host.api.base import BaseHandler, author, shown
 from nailgun_host.api.config_sessions import request_session, session_routes
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.objects import config_session
-from nailgun_host.secrets import classify, masking, sealing
+from nailgun_platform import secrets
+from nailgun_platform.secrets import classify, masking, sealing
 
 NAME = "toy_a"
 FIELD = {"cluster": "ui_settings", "config": "modes_metadata"}

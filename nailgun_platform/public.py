@@ -1,0 +1,24 @@
+"""The platform's face: the shared mechanisms an extension's server code may use.
+
+Extensions import this module (and ``nailgun_host.public``, ``nailgun_platform.client``), never a
+module below it: the import-linter contract ``extensions-import-faces`` says so, and ``__all__`` is the
+list. The host imports the platform's modules directly; the platform imports neither the host nor an
+extension (``platform-beneath-host``): what it needs of them is handed in.
+"""
+from nailgun_platform import notify, patching, secrets, user_schemas
+from nailgun_platform.etags import none_match
+from nailgun_platform.json_equality import rfc6902_equal, type_strict_equal
+from nailgun_platform.json_rules import MAX_DEPTH, validate_schema
+from nailgun_platform.sealed import SealedJSON
+from nailgun_platform.secrets import classify, keys, masking, pointers, sealing
+
+__all__ = [
+    # secrets: which leaves are secret, their keys, how they are stored and how they read
+    "secrets", "classify", "keys", "masking", "pointers", "sealing", "SealedJSON",
+    # JSON: patches, the two equalities side by side, the depth limit and the schema check, user schemas
+    "patching", "rfc6902_equal", "type_strict_equal", "MAX_DEPTH", "validate_schema", "user_schemas",
+    # HTTP answers: If-None-Match
+    "none_match",
+    # notifications (the change feed's wake-ups)
+    "notify",
+]
