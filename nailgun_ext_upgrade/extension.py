@@ -2,7 +2,8 @@
 import os
 
 from nailgun_host.public import (__version__, BaseExtension, BasePipeline, Cluster, authorize_declassified, cluster_obj,
-                                 config_session_obj as config_session, db, release_obj)
+                                 db, release_obj)
+from nailgun_platform.public import masked_patch
 from nailgun_ext_upgrade.objects import model_session
 from nailgun_ext_upgrade.objects import relation as relation_obj
 from nailgun_ext_upgrade.urls import URLS
@@ -66,7 +67,7 @@ class ClusterUpgradeExtension(BaseExtension):
     @classmethod
     def session_diff(cls, session, change, masked):
         patch, secret = model_session.pending(session, _cluster(session), change)
-        return config_session.masked_patch(patch, secret) if masked else (patch, False)
+        return masked_patch(patch, secret) if masked else (patch, False)
 
 
 def _cluster(session):

@@ -1,12 +1,12 @@
 """A small, faithful re-creation of the Nailgun host that Fuel extensions plug into.
 
-Extensions talk to the host only through the public names of this package: the
-extension contract (``nailgun_host.extensions``), the shared session and the tables
-(``nailgun_host.db``, ``nailgun_host.db.models``), the core objects
-(``nailgun_host.objects``), the errors (``nailgun_host.errors``), the input rules
-(``nailgun_host.validation``), the handler base and URL routes (``nailgun_host.api.base``),
-the settings (``nailgun_host.settings``) and, client side, ``nailgun_platform.client``.
-Which of them each extension uses is written in setup.cfg's import-linter contracts.
+What Nailgun has lives here: the extension contract and its loader (``extensions``), the web.py
+application (``app``, ``api``, ``urls``), the database (``db``), the core objects (``objects``),
+authentication, policy, statistics, the request log, settings and validation, the console commands
+(``cmd``) and the server start-up (``web_server``, ``wsgi``). What the extensions share and Nailgun
+never had is the platform beneath it (``nailgun_platform``). Extensions import only the faces:
+``nailgun_host.public``, ``nailgun_platform.public`` and, client side, ``nailgun_platform.client``
+(setup.cfg's import-linter contracts; docs/contributing/where-things-go.md says where a new line goes).
 """
 from importlib import metadata
 

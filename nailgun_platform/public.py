@@ -10,6 +10,7 @@ from nailgun_platform.etags import none_match
 from nailgun_platform.json_equality import rfc6902_equal, type_strict_equal
 from nailgun_platform.json_rules import MAX_DEPTH, validate_schema
 from nailgun_platform.sealed import SealedJSON
+from nailgun_platform.session_history import masked_patch
 from nailgun_platform.secrets import classify, keys, masking, pointers, sealing
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "patching", "rfc6902_equal", "type_strict_equal", "MAX_DEPTH", "validate_schema", "user_schemas",
     # HTTP answers: If-None-Match
     "none_match",
+    # configuration sessions: a deploy's history, its secrets masked
+    "masked_patch",
     # notifications (the change feed's wake-ups)
     "notify",
 ]

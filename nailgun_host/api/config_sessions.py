@@ -32,6 +32,7 @@ from nailgun_host import errors, extensions, policy
 from nailgun_host.api.base import (MASKED_HEADER, BaseHandler, id_param, identity, request_body, route,
                                    sees_secrets, set_status)
 from nailgun_host.objects import config_session
+from nailgun_platform import session_history
 
 HEADER = "X-Configuration-Session"
 STATE_HEADER = "X-Configuration-Session-State"
@@ -204,7 +205,7 @@ def deployment(session, masked):
     for entry in history:
         patch = entry["patch"]
         if masked:
-            patch, masked_here = config_session.masked_patch(patch, entry["secrets"])
+            patch, masked_here = session_history.masked_patch(patch, entry["secrets"])
             hidden = hidden or masked_here
         diff.append({"document": entry["document"], "patch": patch})
     iso = config_session.iso

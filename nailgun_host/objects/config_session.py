@@ -30,12 +30,10 @@ import sqlalchemy as sa
 
 from nailgun_host import errors, extensions
 from nailgun_host.db import db
-from nailgun_platform import secrets
 from nailgun_host.db.models import (ACTIVE_TASK_STATUSES, CLUSTER_TASK_NAMES, SESSION_SCOPES, Cluster,
                                     ConfigSession, ConfigSessionChange, Task)
 from nailgun_host.settings import settings
-from nailgun_platform.secrets import masking, sealing
-from nailgun_platform.secrets.patches import patch_secrets
+from nailgun_platform.session_history import seal_history
 
 #: states a session never leaves
 FINAL = ("deployed", "invalid", "abandoned", "expired")
@@ -331,25 +329,6 @@ def _invalidate_others(session):
         ConfigSession.scope == session.scope, ConfigSession.environment_id == session.environment_id,
         ConfigSession.state == "open", ConfigSession.id != session.id)
         .values(state="invalid", conflicts=[entry], updated_at=now()).execution_options(synchronize_session=False))
-
-
-def _history_entry(entry):
-    return {"document": entry.get("document") or {}, "changed_keys": list(entry.get("changed_keys") or []),
-            "patch": list(entry.get("patch") or []), "secrets": sorted(entry.get("secrets") or [])}
-
-
-def seal_history(entries):
-    """What a deploy changed, as stored: each op value at a secret leaf of its document a Fernet token."""
-    entries = [_history_entry(entry) for entry in entries]
-    secret = {"/{0}/patch{1}".format(index, pointer) for index, entry in enumerate(entries)
-              for pointer in patch_secrets(entry["patch"], set(entry["secrets"]))}
-    return sealing.seal(entries, secret, secrets.keyset())
-
-
-def masked_patch(patch, secret):
-    """``(patch, hidden)``: ``patch`` with its op values at the ``secret`` leaves of its document masked."""
-    pointers = patch_secrets(patch, set(secret))
-    return (masking.mask(patch, pointers), True) if pointers else (patch, False)
 
 
 def abandon(session):

@@ -17,7 +17,7 @@ from nailgun_host.api.config_sessions import request_session, session_routes
 from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import Cluster, Release
 from nailgun_host.objects import config_session
-from nailgun_platform import secrets
+from nailgun_platform import secrets, session_history
 from nailgun_platform.secrets import classify, masking, sealing
 
 NAME = "toy_a"
@@ -181,4 +181,4 @@ class ToySessions:
         old = current(holder(scope), scope, change.document_key)["data"]
         new = masking.unmask(change.data, old, secret_of(change.data))
         patch = jsonpatch.make_patch(old, new).patch
-        return config_session.masked_patch(patch, secret_of(new)) if masked else (patch, False)
+        return session_history.masked_patch(patch, secret_of(new)) if masked else (patch, False)
