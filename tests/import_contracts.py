@@ -4,8 +4,8 @@
 allowed to every extension until someone remembers to forbid it. ``allowed_imports``
 turns that round: every direct import, by ``source_modules`` or their descendants, of a
 module inside ``checked_packages`` must be one of ``allowed_modules``. An allowed entry
-is a module name, or ``name.**`` for everything below it. setup.cfg uses it so that each
-extension says in one place which host modules it builds on.
+is a module name, or ``name.**`` for everything below it. setup.cfg uses it to say that the
+extensions import only the faces of the host and the platform (``extensions-import-faces``).
 """
 from importlinter import Contract, ContractCheck, fields, output
 
