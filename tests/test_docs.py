@@ -239,9 +239,9 @@ def page_code_spans(name):
 
 def test_every_setting_a_page_names_exists():
     names = setting_names()
-    sections_ = {key for key, value in DEFAULTS.items() if isinstance(value, dict)}
+    section_names = {key for key, value in DEFAULTS.items() if isinstance(value, dict)}
     unknown = ["{0}:{1}: {2}".format(name, number, span) for name in pages() for number, span in page_code_spans(name)
-               if re.fullmatch(r"[A-Z][A-Z_]*(\.[a-z_]+)+", span) and span.split(".")[0] in sections_
+               if re.fullmatch(r"[A-Z][A-Z_]*(\.[a-z_]+)+", span) and span.split(".")[0] in section_names
                and span not in names and not any(known.startswith(span + ".") for known in names)]
     assert not unknown, "Settings the docs name that do not exist:\n" + "\n".join(unknown)
 
