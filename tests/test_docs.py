@@ -337,6 +337,14 @@ def test_every_link_of_a_page_leads_somewhere():
     assert not broken, "Links of the docs that lead nowhere:\n" + "\n".join(broken)
 
 
+def test_the_readme_test_command_is_what_ci_runs():
+    test_section = README.read_text().split("\n## Test\n", 1)[1].split("\n## ", 1)[0]
+    commands = [content.strip() for info, content in fenced_blocks(test_section) if info == "bash"]
+    assert len(commands) == 1, "the README's Test section shows one bash block: the test command"
+    ci_runs = re.findall(r"^exec (?:bash )?(\S+)", (ROOT / ".ci" / "run").read_text(), re.M)
+    assert ci_runs == [commands[0].split()[0]], "README tests with {0!r}, .ci/run runs {1}".format(commands[0], ci_runs)
+
+
 def test_the_readme_stays_short_and_links_every_page():
     lines = README.read_text().splitlines()
     assert len(lines) <= 150, "README.md has {0} lines: move what is not the first read to docs/".format(len(lines))
