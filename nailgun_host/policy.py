@@ -17,9 +17,9 @@ import threading
 
 import yaml
 from oslo_config import cfg
-from oslo_policy import _parser, policy
+from oslo_policy import policy
 
-from nailgun_host import errors
+from nailgun_host import errors, extensions
 from nailgun_host.settings import settings
 
 LOG = logging.getLogger(__name__)
@@ -31,7 +31,6 @@ ACT_FOR_OTHERS = "nailgun:act_for_others"
 READ_SECRETS = "nailgun:read_secrets"
 CHANGE_SECRETS = "nailgun:change_secrets"
 READ_STATS = "nailgun:read_stats"
-BYPASS_PATCH_POLICY = "nailgun:bypass_patch_policy"
 
 RULES = (
     policy.RuleDefault("admin_required", "role:admin", description="The cloud's administrators."),
@@ -48,9 +47,6 @@ RULES = (
                        description="Change what is secret: a resource definition's content (its schema marks "
                                    "secrets and constrains them), or a write that would turn a secret value into a "
                                    "plain one (a password field's type, a release's defaults)."),
-    policy.RuleDefault(BYPASS_PATCH_POLICY, "rule:admin_required",
-                       description="Write ConfigDB documents unbound by their resource definition's x-patch-policy "
-                                   "(whoever may change a definition's content may change its policy anyway)."),
     policy.RuleDefault(READ_STATS, "rule:admin_required or role:monitoring",
                        description="Read the request statistics (GET /stats, /metrics): who sent how many requests. "
                                    "monitoring: a scraper's role, which reads nothing else."),
@@ -59,9 +55,76 @@ RULES = (
 )
 
 
+#: where a host handler checks a rule inside, besides the rule its method names (``BaseHandler.policy_rules``):
+#: rule -> (method, route template); for ``documented``. An extension names its own: ``policy_checks``.
+CHECKED_IN_HANDLERS = {
+    ADMIN: [("GET", "/clusters/<cluster_id>/sessions"), ("GET", "/clusters/<cluster_id>/sessions/<session>"),
+            ("DELETE", "/clusters/<cluster_id>/sessions/<session>"),
+            ("GET", "/clusters/<cluster_id>/sessions/<session>/diff")],
+    READ_SECRETS: [("GET", "/clusters/<cluster_id>/attributes"), ("PUT", "/clusters/<cluster_id>/attributes"),
+                   ("PATCH", "/clusters/<cluster_id>/attributes"),
+                   ("GET", "/clusters/<cluster_id>/orchestrator/deployment/defaults"), ("GET", "/releases"),
+                   ("GET", "/releases/<release_id>"), ("PUT", "/releases/<release_id>"),
+                   ("GET", "/clusters/<cluster_id>/sessions/<session>/diff"),
+                   ("GET", "/clusters/<cluster_id>/deployments")],
+    CHANGE_SECRETS: [("PUT", "/clusters/<cluster_id>/attributes"), ("PATCH", "/clusters/<cluster_id>/attributes"),
+                     ("PUT", "/releases/<release_id>")],
+}
+
+
+def rules_in_code():
+    """The host's rules, then every loaded extension's (``BaseExtension.policy_rules``)."""
+    chained = list(RULES)
+    for extension in extensions.get_all_extensions():
+        chained.extend(extension.policy_rules())
+    return chained
+
+
 def known_roles():
     """The roles the rules in code give rights to (read from the rules, so a new role is never forgotten)."""
-    return {role for rule in RULES for role in re.findall(r"role:([^\s()]+)", rule.check_str)}
+    return {role for rule in rules_in_code() for role in re.findall(r"role:([^\s()]+)", rule.check_str)}
+
+
+#: where the API's routes are mounted, as the documented operations show them
+API_PREFIX = "/api/v1"
+
+
+def _operation(method, template):
+    return {"method": method, "path": API_PREFIX + re.sub(r"<([a-z_]+)>", r"{\1}", template)}
+
+
+def documented(routes, loaded):
+    """Every rule in code as a ``DocumentedRuleDefault`` whose operations are those of the URL map ``routes``:
+    each route's methods under the rule ``policy_rule`` names, and where a handler checks a rule inside
+    (``CHECKED_IN_HANDLERS`` and the ``loaded`` extensions' ``policy_checks``). A rule other rules refer to
+    (``admin_required``) lists their operations. ``ValueError`` when a check names no route of the map.
+    """
+    methods = {entry["template"]: entry["handler"] for entry in routes}
+    found = {}
+    for template, handler in methods.items():
+        if handler.public:
+            continue
+        for method in handler.allowed_methods() + ["OPTIONS"]:
+            found.setdefault(handler.policy_rule(method), []).append((method, template))
+    declared = [CHECKED_IN_HANDLERS] + [extension.policy_checks() for extension in loaded]
+    for checks in declared:
+        for rule, operations in checks.items():
+            for method, template in operations:
+                handler = methods.get(template)
+                if handler is None or method not in handler.allowed_methods():
+                    raise ValueError("{0} is checked on {1} {2}, which no route serves".format(rule, method, template))
+                found.setdefault(rule, []).append((method, template))
+    chained = list(RULES) + [rule for extension in loaded for rule in extension.policy_rules()]
+    for rule in chained:
+        for referred in re.findall(r"rule:([^\s()]+)", rule.check_str):
+            found.setdefault(referred, []).extend(found.get(rule.name, []))
+    answer = []
+    for rule in chained:
+        operations = [_operation(*operation) for operation in dict.fromkeys(found.get(rule.name, []))]
+        operations += [op for op in getattr(rule, "operations", []) if op not in operations]
+        answer.append(policy.DocumentedRuleDefault(rule.name, rule.check_str, rule.description, operations)
+                      if operations else rule)
+    return answer
 
 
 class PolicyFileError(ValueError):
@@ -78,13 +141,15 @@ def _file_rules(path):
             isinstance(name, str) and isinstance(check, str) for name, check in content.items()):
         raise PolicyFileError("the policy file {0} must map rule names to check strings".format(path))
     referenced = set(re.findall(r"rule:([^\s()]+)", " ".join(content.values())))
-    unknown = sorted(set(content) - {rule.name for rule in RULES} - referenced)
+    in_code = rules_in_code()
+    unknown = sorted(set(content) - {rule.name for rule in in_code} - referenced)
     if unknown:  # a misspelt rule name would silently leave the rule in code in force
         raise PolicyFileError("the policy file {0} names rules that do not exist and that no rule refers to: {1} "
-                              "(the rules: {2})".format(path, ", ".join(unknown), ", ".join(r.name for r in RULES)))
+                              "(the rules: {2})".format(path, ", ".join(unknown), ", ".join(r.name for r in in_code)))
+    parsed = policy.Rules.from_dict(content)
     for name, check in content.items():
         # oslo.policy turns a rule it cannot parse into "never" (and only logs it): refuse instead
-        if str(_parser.parse_rule(check)) == "!" and check.strip() not in ("", "!"):
+        if str(parsed[name]) == "!" and check.strip() not in ("", "!"):
             raise PolicyFileError("the rule {0!r} of {1} does not parse: {2!r}".format(name, path, check))
     return content
 
@@ -98,14 +163,15 @@ def _file_stamp(path):
 
 
 def _new_enforcer(path):
-    rules = {rule.name: rule.check_str for rule in RULES}
+    in_code = rules_in_code()
+    rules = {rule.name: rule.check_str for rule in in_code}
     if path:
         rules.update(_file_rules(path))
     conf = cfg.ConfigOpts()
     conf([], project="nailgun", default_config_files=[], default_config_dirs=[])
     # use_conf=False: the rules are these, never a file oslo.policy would find on its own in /etc
     found = policy.Enforcer(conf, rules=policy.Rules.from_dict(rules), use_conf=False)
-    found.register_defaults(RULES)
+    found.register_defaults(in_code)
     return found
 
 

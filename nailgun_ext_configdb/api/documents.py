@@ -21,11 +21,11 @@ import web
 
 from nailgun_host import errors, patching
 from nailgun_host.api import config_sessions
-from nailgun_host.api.base import (MASKED_HEADER, author, bound_by_patch_policy, flag_param, id_param, query,
-                                   sees_secrets, set_status)
+from nailgun_host.api.base import MASKED_HEADER, author, flag_param, id_param, query, sees_secrets, set_status
 from nailgun_host.validation import parse_id
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
+from nailgun_ext_configdb.api.patch_rights import bound_by_patch_policy
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment, json_patch, json_values, keys, levels, merge

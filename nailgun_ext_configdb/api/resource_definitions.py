@@ -4,10 +4,10 @@
 select versions; every answer says a definition's ``version`` and whether it is the ``latest``.
 """
 from nailgun_host import errors
-from nailgun_host.api.base import (authorize_bypassing_patch_policy, authorize_changing_secrets, flag_param,
-                                   id_param, query, set_status)
+from nailgun_host.api.base import authorize_changing_secrets, flag_param, id_param, query, set_status
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigCollectionHandler, ConfigItemHandler
+from nailgun_ext_configdb.api.patch_rights import authorize_bypassing_patch_policy
 from nailgun_ext_configdb.objects import resource_definition
 
 
