@@ -6,6 +6,8 @@ installed extension's (loaded through stevedore as the server loads them), with 
 operations of the URL maps it guards; ``oslopolicy-policy-generator --namespace nailgun`` prints the
 rules in force: those of ``AUTH.policy_file`` over the rules in code.
 """
+import os
+
 from oslo_config import cfg
 from oslo_policy import policy as oslo
 
@@ -27,6 +29,8 @@ def get_enforcer():
     settings.reload()
     conf = cfg.ConfigOpts()
     conf([], project="nailgun", default_config_files=[], default_config_dirs=[])
-    found = oslo.Enforcer(conf, policy_file=settings["AUTH"].get("policy_file"))
+    path = settings["AUTH"].get("policy_file")
+    # oslo.policy looks a relative name up in configuration directories; the server opens it from here
+    found = oslo.Enforcer(conf, policy_file=os.path.abspath(path) if path else None)
     found.register_defaults(list_rules())
     return found

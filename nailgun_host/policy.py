@@ -5,6 +5,10 @@ Keystone's own (``reader``, ``member``, ``admin``) plus ``service`` for callers 
 for others (a lifecycle tool recording the operator it acts for). A policy file in
 oslo.policy's YAML format replaces any rule by name, e.g. ``"nailgun:write": "role:admin"``.
 
+The rules in code are the host's (``RULES``) chained with each loaded extension's
+(``BaseExtension.policy_rules``). ``documented`` gives each the operations it guards, read from the
+URL maps; ``nailgun_host.policies`` hands them to ``oslopolicy-sample-generator --namespace nailgun``.
+
 The file is read strictly: a rule that does not parse stops the server at start. It is read
 again when it changes; if it then cannot be read or parsed, every request is refused with
 503 until it is fixed, rather than falling back to the rules in code (a deleted file must
@@ -93,27 +97,32 @@ def _operation(method, template):
     return {"method": method, "path": API_PREFIX + re.sub(r"<([a-z_]+)>", r"{\1}", template)}
 
 
-def documented(routes, loaded):
-    """Every rule in code as a ``DocumentedRuleDefault`` whose operations are those of the URL map ``routes``:
-    each route's methods under the rule ``policy_rule`` names, and where a handler checks a rule inside
-    (``CHECKED_IN_HANDLERS`` and the ``loaded`` extensions' ``policy_checks``). A rule other rules refer to
-    (``admin_required``) lists their operations. ``ValueError`` when a check names no route of the map.
-    """
-    methods = {entry["template"]: entry["handler"] for entry in routes}
+def _guarded(routes, loaded):
+    """rule name -> the (method, route template) pairs of ``routes`` it guards: each method under the rule its
+    handler names, and where a handler checks a rule inside (``CHECKED_IN_HANDLERS``, the extensions'
+    ``policy_checks``); ``ValueError`` when such a check names a method no route serves."""
+    handlers = {entry["template"]: entry["handler"] for entry in routes}
     found = {}
-    for template, handler in methods.items():
-        if handler.public:
-            continue
-        for method in handler.allowed_methods() + ["OPTIONS"]:
-            found.setdefault(handler.policy_rule(method), []).append((method, template))
-    declared = [CHECKED_IN_HANDLERS] + [extension.policy_checks() for extension in loaded]
-    for checks in declared:
+    for template, handler in handlers.items():
+        if not handler.public:
+            for method in handler.allowed_methods() + ["OPTIONS"]:
+                found.setdefault(handler.policy_rule(method), []).append((method, template))
+    for checks in [CHECKED_IN_HANDLERS] + [extension.policy_checks() for extension in loaded]:
         for rule, operations in checks.items():
             for method, template in operations:
-                handler = methods.get(template)
-                if handler is None or method not in handler.allowed_methods():
+                if template not in handlers or method not in handlers[template].allowed_methods():
                     raise ValueError("{0} is checked on {1} {2}, which no route serves".format(rule, method, template))
                 found.setdefault(rule, []).append((method, template))
+    return found
+
+
+def documented(routes, loaded):
+    """The rules in code, the host's then the ``loaded`` extensions', each a ``DocumentedRuleDefault`` with the
+    operations of the URL map ``routes`` it guards (an extension's rule keeps those it names too). A rule
+    other rules refer to (``admin_required``) lists their operations; one that guards no route of the map
+    (``nailgun:act_for_others`` without ConfigDB) stays as it is declared.
+    """
+    found = _guarded(routes, loaded)
     chained = list(RULES) + [rule for extension in loaded for rule in extension.policy_rules()]
     for rule in chained:
         for referred in re.findall(r"rule:([^\s()]+)", rule.check_str):

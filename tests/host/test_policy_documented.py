@@ -20,7 +20,7 @@ def _generate(tool, tmp_path, settings_text=""):
     config = tmp_path / "settings.yaml"
     config.write_text(settings_text)
     return subprocess.run([str(BIN / tool), "--namespace", "nailgun"], capture_output=True, text=True, check=True,
-                          env=dict(os.environ, NAILGUN_CONFIG=str(config)), timeout=120).stdout
+                          env=dict(os.environ, NAILGUN_CONFIG=str(config)), cwd=tmp_path, timeout=120).stdout
 
 
 def _sample_blocks(text):
@@ -89,10 +89,10 @@ def test_a_check_declared_on_a_route_no_url_map_serves_is_refused():
 
 
 def test_the_policy_generator_prints_the_rules_in_force_from_the_policy_file_over_those_in_code(tmp_path):
+    """The settings' policy file, named relative to where the command runs as the server reads it."""
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text('"nailgun:write": "role:admin"\n')
-    printed = _generate("oslopolicy-policy-generator", tmp_path,
-                        "AUTH:\n  policy_file: {0}\n".format(policy_file))
+    printed = _generate("oslopolicy-policy-generator", tmp_path, "AUTH:\n  policy_file: policy.yaml\n")
     assert '"nailgun:write": "role:admin"' in printed.splitlines()
     assert '"nailgun:bypass_patch_policy": "rule:admin_required"' in printed.splitlines()
 
