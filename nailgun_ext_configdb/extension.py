@@ -57,10 +57,6 @@ class ConfigDBExtension(BaseExtension):
         return policies.RULES
 
     @classmethod
-    def policy_checks(cls):
-        return policies.CHECKS
-
-    @classmethod
     def check_settings(cls):
         """``CONFIGDB.storage`` names an installed storage driver."""
         try:

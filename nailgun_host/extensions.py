@@ -145,9 +145,9 @@ class BaseExtension(abc.ABC):
 
     @classmethod
     def policy_checks(cls):
-        """``policy_checks() -> {rule name: [(method, route template)]}``: where the extension's handlers
-        check a rule inside, besides the one their method names (``BaseHandler.policy_rules``), so the
-        documented policy lists those operations (templates as in ``urls``)."""
+        """``policy_checks() -> {rule name: [(method, route template)]}``: where the extension's callbacks ask
+        a rule inside the host's handlers (a session's deploy), so the documented policy lists those
+        operations too. Its own handlers say what they ask in ``BaseHandler.policy_checks``."""
         return {}
 
     @classmethod

@@ -59,23 +59,6 @@ RULES = (
 )
 
 
-#: where a host handler checks a rule inside, besides the rule its method names (``BaseHandler.policy_rules``):
-#: rule -> (method, route template); for ``documented``. An extension names its own: ``policy_checks``.
-CHECKED_IN_HANDLERS = {
-    ADMIN: [("GET", "/clusters/<cluster_id>/sessions"), ("GET", "/clusters/<cluster_id>/sessions/<session>"),
-            ("DELETE", "/clusters/<cluster_id>/sessions/<session>"),
-            ("GET", "/clusters/<cluster_id>/sessions/<session>/diff")],
-    READ_SECRETS: [("GET", "/clusters/<cluster_id>/attributes"), ("PUT", "/clusters/<cluster_id>/attributes"),
-                   ("PATCH", "/clusters/<cluster_id>/attributes"),
-                   ("GET", "/clusters/<cluster_id>/orchestrator/deployment/defaults"), ("GET", "/releases"),
-                   ("GET", "/releases/<release_id>"), ("PUT", "/releases/<release_id>"),
-                   ("GET", "/clusters/<cluster_id>/sessions/<session>/diff"),
-                   ("GET", "/clusters/<cluster_id>/deployments")],
-    CHANGE_SECRETS: [("PUT", "/clusters/<cluster_id>/attributes"), ("PATCH", "/clusters/<cluster_id>/attributes"),
-                     ("PUT", "/releases/<release_id>")],
-}
-
-
 def rules_in_code():
     """The host's rules, then every loaded extension's (``BaseExtension.policy_rules``)."""
     chained = list(RULES)
@@ -99,16 +82,17 @@ def _operation(method, template):
 
 def _guarded(routes, loaded):
     """rule name -> the (method, route template) pairs of ``routes`` it guards: each method under the rule its
-    handler names, and where a handler checks a rule inside (``CHECKED_IN_HANDLERS``, the extensions'
-    ``policy_checks``); ``ValueError`` when such a check names a method no route serves."""
+    handler names (``policy_rules``) and those it asks inside (``policy_checks``), and where the ``loaded``
+    extensions' callbacks ask one inside a host handler (``BaseExtension.policy_checks``); ``ValueError``
+    when such a check names a method no route serves."""
     handlers = {entry["template"]: entry["handler"] for entry in routes}
     found = {}
     for template, handler in handlers.items():
-        if not handler.public:
-            for method in handler.allowed_methods() + ["OPTIONS"]:
-                found.setdefault(handler.policy_rule(method), []).append((method, template))
-    for checks in [CHECKED_IN_HANDLERS] + [extension.policy_checks() for extension in loaded]:
-        for rule, operations in checks.items():
+        for method in [] if handler.public else handler.allowed_methods() + ["OPTIONS"]:
+            for rule in (handler.policy_rule(method),) + tuple(handler.policy_checks.get(method, ())):
+                found.setdefault(rule, []).append((method, template))
+    for extension in loaded:
+        for rule, operations in extension.policy_checks().items():
             for method, template in operations:
                 if template not in handlers or method not in handlers[template].allowed_methods():
                     raise ValueError("{0} is checked on {1} {2}, which no route serves".format(rule, method, template))
@@ -118,13 +102,20 @@ def _guarded(routes, loaded):
 
 def documented(routes, loaded):
     """The rules in code, the host's then the ``loaded`` extensions', each a ``DocumentedRuleDefault`` with the
-    operations of the URL map ``routes`` it guards (an extension's rule keeps those it names too). A rule
-    other rules refer to (``admin_required``) lists their operations; one that guards no route of the map
-    (``nailgun:act_for_others`` without ConfigDB) stays as it is declared.
+    operations of the URL map ``routes`` it guards (an extension's rule keeps those it names, which must be
+    operations of the map: else ``ValueError``). A rule other rules refer to (``admin_required``) lists their
+    operations; one that guards no route of the map (``nailgun:act_for_others`` without ConfigDB) stays as
+    it is declared.
     """
     found = _guarded(routes, loaded)
+    served = {(method, template) for entry in routes for template in [entry["template"]]
+              for method in entry["handler"].allowed_methods() + ["OPTIONS"]}
+    served = [_operation(*operation) for operation in served]
     chained = list(RULES) + [rule for extension in loaded for rule in extension.policy_rules()]
     for rule in chained:
+        strays = [op for op in getattr(rule, "operations", []) if op not in served]
+        if strays:
+            raise ValueError("{0} names operations no route serves: {1}".format(rule.name, strays))
         for referred in re.findall(r"rule:([^\s()]+)", rule.check_str):
             found.setdefault(referred, []).extend(found.get(rule.name, []))
     answer = []

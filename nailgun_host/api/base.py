@@ -292,6 +292,9 @@ class BaseHandler:
     #: the policy rule of a method, where it is not ``nailgun:read`` (GET, HEAD, OPTIONS) or
     #: ``nailgun:write`` (every other method), e.g. ``{"DELETE": policy.ADMIN}``
     policy_rules = {}
+    #: the rules a method also asks inside, besides its own (a secret shown or masked, a declassifying write):
+    #: ``{"PUT": (policy.CHANGE_SECRETS,)}``; the documented policy lists the route under them too
+    policy_checks = {}
     request_schemas = {}
     request_media_types = {}
 

@@ -103,3 +103,78 @@ def test_no_module_imports_a_private_module_of_oslo_policy():
                                          "nailgun_ext_configdb") for path in (root / package).rglob("*.py")
                if re.search(r"oslo_policy\._|from oslo_policy import _", path.read_text())]
     assert private == []
+
+
+PATCH_TYPE = "application/json-patch+json"
+#: a definition with a secret and a patch policy, so that writes ask every rule a document write asks
+CONTENT = {"schema": {"type": "object", "properties": {"pin": {"type": "string", "x-secret": True}}},
+           "x-patch-policy": {"/pin": ["replace"]}}
+
+
+def _scenario(app):
+    """Requests that reach the checks handlers ask inside (as an identity every rule allows)."""
+    release = app.post_json("/api/v1/releases/", {"name": "Mitaka", "version": "mitaka-9.0",
+                                                  "operating_system": "Ubuntu"}).json
+    app.get("/api/v1/releases/")
+    app.put_json("/api/v1/releases/{0}".format(release["id"]), {"name": "Mitaka 2"}, expect_errors=True)
+    cluster = app.post_json("/api/v1/clusters/", {"name": "env-1", "release_id": release["id"]}).json
+    attributes = "/api/v1/clusters/{0}/attributes".format(cluster["id"])
+    editable = app.get(attributes).json["editable"]
+    app.put_json(attributes, {"editable": editable}, expect_errors=True)
+    app.get("/api/v1/clusters/{0}/model".format(cluster["id"]))
+    sid = app.post_json("/api/v1/clusters/{0}/configure".format(cluster["id"]), {}).json["id"]
+    app.get("/api/v1/clusters/{0}/sessions".format(cluster["id"]))
+    app.get("/api/v1/clusters/{0}/sessions/{1}/diff".format(cluster["id"], sid))
+    app.post("/api/v1/clusters/{0}/sessions/{1}/deploy".format(cluster["id"], sid), expect_errors=True)
+    component = app.post_json("/api/v1/config/components", {"name": "c", "resource_definitions": [
+        {"name": "db", "content": CONTENT}]}).json
+    rid = component["resource_definitions"][0]["id"]
+    app.post_json("/api/v1/config/environments", {"components": ["c"], "hierarchy_levels": []})
+    url = "/api/v1/config/environments/1/resources/{0}/values".format(rid)
+    app.put_json(url, {"pin": "1234"}, headers={"If-Match": "*"})
+    app.patch(url, '[{"op": "replace", "path": "/pin", "value": "4321"}]', headers={"Content-Type": PATCH_TYPE})
+    app.get(url)
+    app.get(url + "/diff?from=1&to=2")
+    app.post_json(url + "/revert", {"version": 1})
+    app.patch_json(url + "/keys/set", [["pin", "0000"]], expect_errors=True)
+    sid = app.post_json("/api/v1/config/environments/1/configure", {}).json["id"]
+    app.put_json(url, {"pin": "5555"}, headers={"X-Configuration-Session": sid})
+    app.post("/api/v1/config/environments/1/sessions/{0}/deploy".format(sid))
+    app.put_json("/api/v1/config/resource_definitions/{0}".format(rid), {"content": dict(CONTENT, schema={})})
+    app.put_json("/api/v1/config/environments/1/pins/db", {"version": "latest", "dry_run": True}, expect_errors=True)
+    app.delete("/api/v1/config/resource_definitions/{0}".format(rid), expect_errors=True)
+
+
+def test_every_rule_a_handler_asks_inside_is_documented_on_its_route(migrated_db, tmp_path, monkeypatch):
+    """The documented operations of the checks inside handlers (``policy_checks``) are what they ask: a spy
+    on the policy records each rule asked during requests, by route, as an identity every rule allows."""
+    import webtest
+
+    from nailgun_host.app import build_wsgi
+    from nailgun_host.settings import settings
+    from tests.auth import basic, write_users_file
+
+    users = write_users_file(str(tmp_path / "users.yaml"), {"lcm": ("lcm-pw", ["admin", "service"])})
+    monkeypatch.setitem(settings, "AUTH", dict(settings["AUTH"], method="local", users_file=users))
+    routes, _handlers = collect_routes(extensions.get_all_extensions())
+    current, asked, allowed = {}, set(), policy.allowed
+
+    def recording(environ, start_response):
+        current["request"] = environ["REQUEST_METHOD"], environ["PATH_INFO"]
+        return inner(environ, start_response)
+
+    def spy(rule, identity):
+        method, path = current["request"]
+        entry = next(e for e in routes if re.fullmatch("/api/v1" + e["uri"], path))
+        asked.add((rule, method, "/api/v1" + re.sub(r"<([a-z_]+)>", r"{\1}", entry["template"])))
+        return allowed(rule, identity)
+
+    inner = build_wsgi()
+    monkeypatch.setattr(policy, "allowed", spy)
+    _scenario(webtest.TestApp(recording, extra_environ={"HTTP_AUTHORIZATION": basic("lcm", "lcm-pw")[
+        "Authorization"], "HTTP_X_CONFIG_AUTHOR": "alice"}))
+    documented = {(rule.name, op["method"], op["path"]) for rule in policies.list_rules() for op in rule.operations}
+    assert {rule for rule, _method, _path in asked} >= {
+        "nailgun:read_secrets", "nailgun:change_secrets", "nailgun:act_for_others", "nailgun:bypass_patch_policy",
+        "nailgun:admin"}
+    assert sorted(asked - documented) == []
