@@ -108,9 +108,8 @@ def documented(routes, loaded):
     it is declared.
     """
     found = _guarded(routes, loaded)
-    served = {(method, template) for entry in routes for template in [entry["template"]]
-              for method in entry["handler"].allowed_methods() + ["OPTIONS"]}
-    served = [_operation(*operation) for operation in served]
+    served = [_operation(method, entry["template"])
+              for entry in routes for method in entry["handler"].allowed_methods() + ["OPTIONS"]]
     chained = list(RULES) + [rule for extension in loaded for rule in extension.policy_rules()]
     for rule in chained:
         strays = [op for op in getattr(rule, "operations", []) if op not in served]
