@@ -5,11 +5,11 @@ import sqlalchemy as sa
 
 import nailgun_host
 from nailgun_host import errors
-from nailgun_host.api.base import bound_by_patch_policy
 from nailgun_host.db import db
 from nailgun_host.db.models import Node
 from nailgun_host.extensions import BaseExtension, SettingsError
-from nailgun_ext_configdb import storage
+from nailgun_ext_configdb import policies, storage
+from nailgun_ext_configdb.api.patch_rights import bound_by_patch_policy
 from nailgun_ext_configdb.models import Environment
 from nailgun_ext_configdb.objects import document, levels, resealing, staging
 from nailgun_ext_configdb.objects import environment as environment_obj
@@ -51,6 +51,10 @@ class ConfigDBExtension(BaseExtension):
     @classmethod
     def alembic_migrations_path(cls):
         return os.path.join(os.path.dirname(__file__), "migrations")
+
+    @classmethod
+    def policy_rules(cls):
+        return policies.RULES
 
     @classmethod
     def check_settings(cls):

@@ -9,6 +9,7 @@ from nailgun_host.extensions import BaseExtension, BasePipeline
 from nailgun_host.objects import cluster as cluster_obj
 from nailgun_host.objects import config_session
 from nailgun_host.objects import release as release_obj
+from nailgun_ext_upgrade import policies
 from nailgun_ext_upgrade.objects import model_session
 from nailgun_ext_upgrade.objects import relation as relation_obj
 from nailgun_ext_upgrade.urls import URLS
@@ -41,6 +42,10 @@ class ClusterUpgradeExtension(BaseExtension):
     @classmethod
     def alembic_migrations_path(cls):
         return os.path.join(os.path.dirname(__file__), "migrations")
+
+    @classmethod
+    def policy_checks(cls):
+        return policies.CHECKS
 
     @classmethod
     def on_cluster_delete(cls, cluster):

@@ -137,6 +137,20 @@ class BaseExtension(abc.ABC):
         WSGI module stop at start with its message instead of failing requests later."""
 
     @classmethod
+    def policy_rules(cls):
+        """``policy_rules() -> [oslo_policy.policy.DocumentedRuleDefault]``: the extension's own rules, chained
+        after the host's (``nailgun_host.policy.rules_in_code``); each names the operations of the extension's
+        routes it guards, with paths as ``/api/v1`` serves them."""
+        return []
+
+    @classmethod
+    def policy_checks(cls):
+        """``policy_checks() -> {rule name: [(method, route template)]}``: where the extension's callbacks ask
+        a rule inside the host's handlers (a session's deploy), so the documented policy lists those
+        operations too. Its own handlers say what they ask in ``BaseHandler.policy_checks``."""
+        return {}
+
+    @classmethod
     def on_cluster_delete(cls, cluster):
         """A cluster is about to be deleted: its nodes and rows are still there."""
 

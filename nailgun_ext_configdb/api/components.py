@@ -1,4 +1,5 @@
 """Handlers of /config/components."""
+from nailgun_host import policy
 from nailgun_host.api.base import authorize_changing_secrets
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigCollectionHandler, ConfigItemHandler
@@ -17,6 +18,7 @@ class ConfigComponentHandler(ConfigItemHandler):
 
     objects = component
     update_schema = schemas.COMPONENT_UPDATE
+    policy_checks = {"PUT": (policy.CHANGE_SECRETS,), "PATCH": (policy.CHANGE_SECRETS,)}
 
     def PUT(self, object_id):
         found = self.objects.get(object_id, lock=True)

@@ -6,7 +6,7 @@ unless ``SESSIONS.direct_model_patch`` is false, which makes the header required
 """
 import web
 
-from nailgun_host import errors
+from nailgun_host import errors, policy
 from nailgun_host.api.base import MASKED_HEADER, BaseHandler, authorize_declassified, shown
 from nailgun_host.api.config_sessions import request_session
 from nailgun_host.objects import cluster as cluster_obj
@@ -21,6 +21,7 @@ class ClusterModelHandler(BaseHandler):
     request_media_types = {"PATCH": schemas.MODEL_PATCH_MEDIA_TYPES}
     #: a section of the model may be any JSON value
     response_schemas = {"GET": {}}
+    policy_checks = {"GET": (policy.READ_SECRETS,), "PATCH": (policy.CHANGE_SECRETS, policy.READ_SECRETS)}
 
     def GET(self, cluster_id, path=None):
         cluster = cluster_obj.get(cluster_id)

@@ -1,5 +1,5 @@
 """Handlers of the upgrade resources under /clusters/<id>/upgrade."""
-from nailgun_host import errors
+from nailgun_host import errors, policy
 from nailgun_host.api.base import BaseHandler, authorize_declassified, respond_with_task, shown
 from nailgun_host.db import db
 from nailgun_host.db.models import Cluster
@@ -29,6 +29,7 @@ class ClusterUpgradeHandler(BaseHandler):
 
 class ClusterUpgradeCloneHandler(BaseHandler):
     request_schemas = {"POST": schemas.CLONE}
+    policy_checks = {"POST": (policy.CHANGE_SECRETS,)}
 
     def POST(self, cluster_id):
         """The orig's Upgrade Seed on a newer release; 200 with the seed (no secrets)."""
@@ -64,6 +65,8 @@ class CopyVIPsHandler(BaseHandler):
 
 
 class CreateUpgradeReleaseHandler(BaseHandler):
+    policy_checks = {"POST": (policy.READ_SECRETS,)}
+
     def POST(self, cluster_id, release_id):
         """A copy of a release keeping the orig's network role mappings; 200 with the release."""
         base = release_obj.get(release_id)
