@@ -116,6 +116,21 @@ class BaseExtension(abc.ABC):
         """Nodes are about to be deleted in bulk (DELETE /nodes?ids=...); ``on_node_delete`` fires for each too."""
 
     @classmethod
+    def on_remove_nodes_from_cluster(cls, nodes):
+        """Nodes are about to move to another cluster together (``node_obj.move_to_cluster``), each
+        ``cluster_id`` still the one it leaves. Not Nailgun's: fired once for the batch, so an extension
+        that answers it in a fixed number of statements keeps a move constant; by default
+        ``on_remove_node_from_cluster`` for each node."""
+        for node in nodes:
+            cls.on_remove_node_from_cluster(node)
+
+    @classmethod
+    def on_nodes_update(cls, nodes):
+        """Nodes changed together (moved to another cluster); by default ``on_node_update`` for each."""
+        for node in nodes:
+            cls.on_node_update(node)
+
+    @classmethod
     def on_nodegroup_create(cls, nodegroup):
         """A node group was created in a cluster, with its networks."""
 
