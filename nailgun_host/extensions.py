@@ -106,7 +106,8 @@ class BaseExtension(abc.ABC):
 
     @classmethod
     def on_remove_node_from_cluster(cls, node):
-        """A node is about to leave its cluster (unassignment, cluster deletion, a move to another cluster).
+        """A node is about to leave its cluster (unassignment, cluster deletion, a move to another cluster
+        through ``on_remove_nodes_from_cluster``'s default).
 
         ``node.cluster_id`` is still the cluster it leaves; its addresses there are freed after.
         """
