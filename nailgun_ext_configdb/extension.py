@@ -86,6 +86,12 @@ class ConfigDBExtension(BaseExtension):
         _forget_nodes([node])
 
     @classmethod
+    def on_remove_nodes_from_cluster(cls, nodes):
+        """Nodes moving to another cluster together (an upgrade's assign): their facts in the environments
+        they leave go, in one lock, one read and one delete per cluster, whatever their number."""
+        _forget_nodes(nodes)
+
+    @classmethod
     def on_secrets_reseal(cls, dry_run):
         """Documents and versions sealed again with their definitions' schemas and today's patterns."""
         return resealing.reseal_documents(dry_run=dry_run)
