@@ -329,9 +329,9 @@ find_postgres_url() {
 }
 
 #: what runs again on the git storage driver: the ConfigDB API suite, the clients' use cases end to end
-#: and the README's console sessions
+#: and the docs' console sessions
 GIT_STORAGE_TESTS=(tests/configdb tests/configdb_clients/test_cli_live.py tests/configdb_clients/test_cli_sessions_live.py
-                   tests/configdb_clients/test_git_storage_live.py tests/test_readme.py::test_console_session_runs_as_printed)
+                   tests/configdb_clients/test_git_storage_live.py tests/test_docs.py::test_console_session_runs_as_printed)
 
 # run_git_storage LABEL [ENV=VALUE...]: the ConfigDB suite again on the git storage driver (a full run only:
 # with pytest arguments the caller chose what to run). Its repositories go to a fresh directory.

@@ -2,8 +2,8 @@
 
     python benchmarks/login_starvation.py [--clients 40] [--seconds 20] [--requests 500] [--pg-url URL]
 
-Starts the README's Production server (its ``waitress-serve`` line, on a free loopback port) in
-``local`` mode with a users file hashed at bcrypt's default cost, three times: without bounds (the
+Starts the server of docs/operator/production.md (its ``waitress-serve`` line, on a free loopback
+port) in ``local`` mode with a users file hashed at bcrypt's default cost, three times: without bounds (the
 reference: as many check slots as waitress has threads, no lockout), with check slots only (a
 guesser that is never locked: new names from ever new addresses), with the defaults (slots and
 lockout), and with the defaults against guesses of the logged-in user's own name (locked: its
@@ -51,9 +51,9 @@ RUNS = [
 
 
 def recipe_command(port):
-    """The README's ``waitress-serve`` line, listening on ``127.0.0.1:port``."""
-    with open(os.path.join(ROOT, "README.md")) as stream:
-        production = stream.read().split("\n## Production\n", 1)[1].split("\n## ", 1)[0]
+    """The Production page's ``waitress-serve`` line, listening on ``127.0.0.1:port``."""
+    with open(os.path.join(ROOT, "docs", "operator", "production.md")) as stream:
+        production = stream.read()
     lines = [line for block in re.findall(r"```bash\n(.*?)```", production, re.S) for line in block.splitlines()
              if line.startswith("waitress-serve ")]
     args = [arg.replace("0.0.0.0:8000", "127.0.0.1:{0}".format(port)) for arg in shlex.split(lines[0], comments=True)]

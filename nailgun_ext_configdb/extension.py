@@ -3,8 +3,9 @@ import os
 
 import sqlalchemy as sa
 
-from nailgun_host.public import __version__, BaseExtension, Node, SettingsError, bound_by_patch_policy, db, errors
-from nailgun_ext_configdb import settings_section, storage
+from nailgun_host.public import __version__, BaseExtension, Node, SettingsError, db, errors
+from nailgun_ext_configdb import policies, settings_section, storage
+from nailgun_ext_configdb.api.patch_rights import bound_by_patch_policy
 from nailgun_ext_configdb.models import Environment
 from nailgun_ext_configdb.objects import document, levels, resealing, staging
 from nailgun_ext_configdb.objects import environment as environment_obj
@@ -64,6 +65,10 @@ class ConfigDBExtension(BaseExtension):
         return {"configdb": {"sections": False}}
 
     @classmethod
+    def policy_rules(cls):
+        return policies.RULES
+
+    @classmethod
     def check_settings(cls):
         """``CONFIGDB.storage`` names an installed storage driver."""
         try:
@@ -91,6 +96,12 @@ class ConfigDBExtension(BaseExtension):
     def on_remove_node_from_cluster(cls, node):
         """A node leaving its cluster is wiped and redeployed, so its facts there are stale."""
         _forget_nodes([node])
+
+    @classmethod
+    def on_remove_nodes_from_cluster(cls, nodes):
+        """Nodes moving to another cluster together (an upgrade's assign): their facts in the environments
+        they leave go, in one lock, one read and one delete per cluster, whatever their number."""
+        _forget_nodes(nodes)
 
     @classmethod
     def on_secrets_reseal(cls, dry_run):

@@ -4,6 +4,7 @@ import os
 from nailgun_host.public import (__version__, BaseExtension, BasePipeline, Cluster, authorize_declassified, cluster_obj,
                                  db, release_obj)
 from nailgun_platform.public import masked_patch
+from nailgun_ext_upgrade import policies
 from nailgun_ext_upgrade.objects import model_session
 from nailgun_ext_upgrade.objects import relation as relation_obj
 from nailgun_ext_upgrade.urls import URLS
@@ -47,6 +48,10 @@ class ClusterUpgradeExtension(BaseExtension):
     def session_document_types(cls):
         """The environment model, whose changed keys are a deployment's sections."""
         return {model_session.DESCRIPTOR["type"]: {"sections": True}}
+
+    @classmethod
+    def policy_checks(cls):
+        return policies.CHECKS
 
     @classmethod
     def on_cluster_delete(cls, cluster):

@@ -106,7 +106,8 @@ class BaseExtension(abc.ABC):
 
     @classmethod
     def on_remove_node_from_cluster(cls, node):
-        """A node is about to leave its cluster (unassignment, cluster deletion, a move to another cluster).
+        """A node is about to leave its cluster (unassignment, cluster deletion, a move to another cluster
+        through ``on_remove_nodes_from_cluster``'s default).
 
         ``node.cluster_id`` is still the cluster it leaves; its addresses there are freed after.
         """
@@ -114,6 +115,21 @@ class BaseExtension(abc.ABC):
     @classmethod
     def on_node_collection_delete(cls, node_ids):
         """Nodes are about to be deleted in bulk (DELETE /nodes?ids=...); ``on_node_delete`` fires for each too."""
+
+    @classmethod
+    def on_remove_nodes_from_cluster(cls, nodes):
+        """Nodes are about to move to another cluster together (``node_obj.move_to_cluster``), each
+        ``cluster_id`` still the one it leaves. Not Nailgun's: fired once for the batch, so an extension
+        that answers it in a fixed number of statements keeps a move constant; by default
+        ``on_remove_node_from_cluster`` for each node."""
+        for node in nodes:
+            cls.on_remove_node_from_cluster(node)
+
+    @classmethod
+    def on_nodes_update(cls, nodes):
+        """Nodes changed together (moved to another cluster); by default ``on_node_update`` for each."""
+        for node in nodes:
+            cls.on_node_update(node)
 
     @classmethod
     def on_nodegroup_create(cls, nodegroup):
@@ -164,6 +180,20 @@ class BaseExtension(abc.ABC):
     def check_settings(cls):
         """Raise ``SettingsError`` when the settings cannot work for this extension: ``nailgun-api`` and the
         WSGI module stop at start with its message instead of failing requests later."""
+
+    @classmethod
+    def policy_rules(cls):
+        """``policy_rules() -> [oslo_policy.policy.DocumentedRuleDefault]``: the extension's own rules, chained
+        after the host's (``nailgun_host.policy.rules_in_code``); each names the operations of the extension's
+        routes it guards, with paths as ``/api/v1`` serves them."""
+        return []
+
+    @classmethod
+    def policy_checks(cls):
+        """``policy_checks() -> {rule name: [(method, route template)]}``: where the extension's callbacks ask
+        a rule inside the host's handlers (a session's deploy), so the documented policy lists those
+        operations too. Its own handlers say what they ask in ``BaseHandler.policy_checks``."""
+        return {}
 
     @classmethod
     def on_cluster_delete(cls, cluster):

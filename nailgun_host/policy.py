@@ -5,6 +5,10 @@ Keystone's own (``reader``, ``member``, ``admin``) plus ``service`` for callers 
 for others (a lifecycle tool recording the operator it acts for). A policy file in
 oslo.policy's YAML format replaces any rule by name, e.g. ``"nailgun:write": "role:admin"``.
 
+The rules in code are the host's (``RULES``) chained with each loaded extension's
+(``BaseExtension.policy_rules``). ``documented`` gives each the operations it guards, read from the
+URL maps; ``nailgun_host.policies`` hands them to ``oslopolicy-sample-generator --namespace nailgun``.
+
 The file is read strictly: a rule that does not parse stops the server at start. It is read
 again when it changes; if it then cannot be read or parsed, every request is refused with
 503 until it is fixed, rather than falling back to the rules in code (a deleted file must
@@ -17,9 +21,9 @@ import threading
 
 import yaml
 from oslo_config import cfg
-from oslo_policy import _parser, policy
+from oslo_policy import policy
 
-from nailgun_host import errors
+from nailgun_host import errors, extensions
 from nailgun_host.settings import settings
 
 LOG = logging.getLogger(__name__)
@@ -31,7 +35,6 @@ ACT_FOR_OTHERS = "nailgun:act_for_others"
 READ_SECRETS = "nailgun:read_secrets"
 CHANGE_SECRETS = "nailgun:change_secrets"
 READ_STATS = "nailgun:read_stats"
-BYPASS_PATCH_POLICY = "nailgun:bypass_patch_policy"
 
 RULES = (
     policy.RuleDefault("admin_required", "role:admin", description="The cloud's administrators."),
@@ -48,9 +51,6 @@ RULES = (
                        description="Change what is secret: a resource definition's content (its schema marks "
                                    "secrets and constrains them), or a write that would turn a secret value into a "
                                    "plain one (a password field's type, a release's defaults)."),
-    policy.RuleDefault(BYPASS_PATCH_POLICY, "rule:admin_required",
-                       description="Write ConfigDB documents unbound by their resource definition's x-patch-policy "
-                                   "(whoever may change a definition's content may change its policy anyway)."),
     policy.RuleDefault(READ_STATS, "rule:admin_required or role:monitoring",
                        description="Read the request statistics (GET /stats, /metrics): who sent how many requests. "
                                    "monitoring: a scraper's role, which reads nothing else."),
@@ -59,9 +59,71 @@ RULES = (
 )
 
 
+def rules_in_code():
+    """The host's rules, then every loaded extension's (``BaseExtension.policy_rules``)."""
+    chained = list(RULES)
+    for extension in extensions.get_all_extensions():
+        chained.extend(extension.policy_rules())
+    return chained
+
+
 def known_roles():
     """The roles the rules in code give rights to (read from the rules, so a new role is never forgotten)."""
-    return {role for rule in RULES for role in re.findall(r"role:([^\s()]+)", rule.check_str)}
+    return {role for rule in rules_in_code() for role in re.findall(r"role:([^\s()]+)", rule.check_str)}
+
+
+#: where the API's routes are mounted, as the documented operations show them
+API_PREFIX = "/api/v1"
+
+
+def _operation(method, template):
+    return {"method": method, "path": API_PREFIX + re.sub(r"<([a-z_]+)>", r"{\1}", template)}
+
+
+def _guarded(routes, loaded):
+    """rule name -> the (method, route template) pairs of ``routes`` it guards: each method under the rule its
+    handler names (``policy_rules``) and those it asks inside (``policy_checks``), and where the ``loaded``
+    extensions' callbacks ask one inside a host handler (``BaseExtension.policy_checks``); ``ValueError``
+    when such a check names a method no route serves."""
+    handlers = {entry["template"]: entry["handler"] for entry in routes}
+    found = {}
+    for template, handler in handlers.items():
+        for method in [] if handler.public else handler.allowed_methods() + ["OPTIONS"]:
+            for rule in (handler.policy_rule(method),) + tuple(handler.policy_checks.get(method, ())):
+                found.setdefault(rule, []).append((method, template))
+    for extension in loaded:
+        for rule, operations in extension.policy_checks().items():
+            for method, template in operations:
+                if template not in handlers or method not in handlers[template].allowed_methods():
+                    raise ValueError("{0} is checked on {1} {2}, which no route serves".format(rule, method, template))
+                found.setdefault(rule, []).append((method, template))
+    return found
+
+
+def documented(routes, loaded):
+    """The rules in code, the host's then the ``loaded`` extensions', each a ``DocumentedRuleDefault`` with the
+    operations of the URL map ``routes`` it guards (an extension's rule keeps those it names, which must be
+    operations of the map: else ``ValueError``). A rule other rules refer to (``admin_required``) lists their
+    operations; one that guards no route of the map (``nailgun:act_for_others`` without ConfigDB) stays as
+    it is declared.
+    """
+    found = _guarded(routes, loaded)
+    served = [_operation(method, entry["template"])
+              for entry in routes for method in entry["handler"].allowed_methods() + ["OPTIONS"]]
+    chained = list(RULES) + [rule for extension in loaded for rule in extension.policy_rules()]
+    for rule in chained:
+        strays = [op for op in getattr(rule, "operations", []) if op not in served]
+        if strays:
+            raise ValueError("{0} names operations no route serves: {1}".format(rule.name, strays))
+        for referred in re.findall(r"rule:([^\s()]+)", rule.check_str):
+            found.setdefault(referred, []).extend(found.get(rule.name, []))
+    answer = []
+    for rule in chained:
+        operations = [_operation(*operation) for operation in dict.fromkeys(found.get(rule.name, []))]
+        operations += [op for op in getattr(rule, "operations", []) if op not in operations]
+        answer.append(policy.DocumentedRuleDefault(rule.name, rule.check_str, rule.description, operations)
+                      if operations else rule)
+    return answer
 
 
 class PolicyFileError(ValueError):
@@ -78,13 +140,15 @@ def _file_rules(path):
             isinstance(name, str) and isinstance(check, str) for name, check in content.items()):
         raise PolicyFileError("the policy file {0} must map rule names to check strings".format(path))
     referenced = set(re.findall(r"rule:([^\s()]+)", " ".join(content.values())))
-    unknown = sorted(set(content) - {rule.name for rule in RULES} - referenced)
+    in_code = rules_in_code()
+    unknown = sorted(set(content) - {rule.name for rule in in_code} - referenced)
     if unknown:  # a misspelt rule name would silently leave the rule in code in force
         raise PolicyFileError("the policy file {0} names rules that do not exist and that no rule refers to: {1} "
-                              "(the rules: {2})".format(path, ", ".join(unknown), ", ".join(r.name for r in RULES)))
+                              "(the rules: {2})".format(path, ", ".join(unknown), ", ".join(r.name for r in in_code)))
+    parsed = policy.Rules.from_dict(content)
     for name, check in content.items():
         # oslo.policy turns a rule it cannot parse into "never" (and only logs it): refuse instead
-        if str(_parser.parse_rule(check)) == "!" and check.strip() not in ("", "!"):
+        if str(parsed[name]) == "!" and check.strip() not in ("", "!"):
             raise PolicyFileError("the rule {0!r} of {1} does not parse: {2!r}".format(name, path, check))
     return content
 
@@ -98,14 +162,15 @@ def _file_stamp(path):
 
 
 def _new_enforcer(path):
-    rules = {rule.name: rule.check_str for rule in RULES}
+    in_code = rules_in_code()
+    rules = {rule.name: rule.check_str for rule in in_code}
     if path:
         rules.update(_file_rules(path))
     conf = cfg.ConfigOpts()
     conf([], project="nailgun", default_config_files=[], default_config_dirs=[])
     # use_conf=False: the rules are these, never a file oslo.policy would find on its own in /etc
     found = policy.Enforcer(conf, rules=policy.Rules.from_dict(rules), use_conf=False)
-    found.register_defaults(RULES)
+    found.register_defaults(in_code)
     return found
 
 

@@ -5,13 +5,12 @@ module below it: the import-linter contract ``extensions-import-faces`` says so,
 list. A name an extension needs and Nailgun has goes here; one both extensions need and Nailgun never
 had goes to the platform (docs/contributing/where-things-go.md).
 """
-from nailgun_host import __version__, errors
+from nailgun_host import __version__, errors, policy
 from nailgun_host import schemas
 from nailgun_host.api import config_sessions
-from nailgun_host.api.base import (MASKED_HEADER, BaseHandler, CollectionHandler, ItemHandler, author,
-                                   authorize_bypassing_patch_policy, authorize_changing_secrets,
-                                   authorize_declassified, bound_by_patch_policy, flag_param, id_param, query,
-                                   respond_with_task, route, sees_secrets, set_status, shown)
+from nailgun_host.api.base import (MASKED_HEADER, BaseHandler, CollectionHandler, ItemHandler, allowed, author,
+                                   authorize, authorize_changing_secrets, authorize_declassified, flag_param, id_param,
+                                   query, respond_with_task, route, sees_secrets, set_status, shown)
 from nailgun_host.api.config_sessions import request_session, session_routes
 from nailgun_host.db import Base, JSONType, db, get_or_404
 from nailgun_host.db.migration import run_env
@@ -44,9 +43,8 @@ __all__ = [
     # handlers and routes
     "BaseHandler", "CollectionHandler", "ItemHandler", "route", "query", "id_param", "flag_param", "set_status",
     "shown", "MASKED_HEADER", "respond_with_task",
-    # who is asking, and what the policy lets them do
-    "author", "sees_secrets", "bound_by_patch_policy", "authorize_bypassing_patch_policy",
-    "authorize_changing_secrets", "authorize_declassified",
+    # who is asking, and what the policy lets them do (the host's rule names: ``policy``)
+    "author", "policy", "allowed", "authorize", "sees_secrets", "authorize_changing_secrets", "authorize_declassified",
     # the shared session, the tables, migrations, resealing
     "db", "Base", "JSONType", "get_or_404", "run_env", "reseal",
     "Cluster", "IPAddr", "IPAddrRange", "NetworkGroup", "Node", "Release",

@@ -60,4 +60,6 @@ def auth_server(db_url, auth_settings, tls=None, directory=None):
     server = LiveServer(db_url, env={"NAILGUN_CONFIG": config_file}, extra_args=extra_args,
                         log=os.path.join(directory, "nailgun-api.log"))
     server.config_file, server.users_file = config_file, auth.get("users_file")
+    if auth.get("method") == "local":
+        LiveServer.keeping_token_keys.append(server)
     return server

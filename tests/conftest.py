@@ -4,15 +4,19 @@ The suite runs on a SQLite file by default and on PostgreSQL when
 ``NAILGUN_TEST_DB_URL`` is set. The schema is migrated once per session with the
 real migrations (core and every extension); each test then starts from empty tables.
 """
+import base64
 import contextlib
 import logging
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 import uuid
 
 import pytest
@@ -20,6 +24,7 @@ import sqlalchemy as sa
 import webtest
 
 from nailgun_host import db as host_db
+from nailgun_host.auth import token_keys
 from nailgun_host.db import migration
 from nailgun_host.extensions import get_all_extensions, set_extensions
 from nailgun_host.settings import settings
@@ -145,6 +150,8 @@ def clean_db(request, db_url):
     engine, tables = request.getfixturevalue("migrated_db")
     host_db.db.remove()
     _empty_tables(engine, tables)
+    for server in LiveServer.keeping_token_keys:
+        server.forget_token_keys()
     yield
     host_db.db.remove()
     set_extensions(None)
@@ -249,7 +256,25 @@ class LiveServer:
         with open(self.log_path) as log:
             return ": " + log.read()[-3000:]
 
+    #: the running servers in local mode: each keeps a copy of the token keys for up to a second
+    keeping_token_keys = []
+
+    def forget_token_keys(self):
+        """Make this local-mode server read the token keys again now that the tables were emptied.
+
+        Its copy (``nailgun_host.auth.token_keys``) is trusted for a second: a token it signed in that
+        second under the deleted key would stop opening at its next reload. A token no known key opens
+        makes it reload at once (after ``FORCED_REFRESH``), which makes the test's first key.
+        """
+        time.sleep(token_keys.FORCED_REFRESH)
+        bogus = base64.urlsafe_b64encode(b"\x80" + bytes(56)).decode()
+        request = urllib.request.Request(self.url + "/api/v1/clusters/", headers={"X-Auth-Token": bogus})
+        with contextlib.suppress(urllib.error.HTTPError):
+            urllib.request.urlopen(request, timeout=30, context=ssl._create_unverified_context())
+
     def stop(self):
+        if self in self.keeping_token_keys:
+            self.keeping_token_keys.remove(self)
         stop_process(self.process)
         self.log.close()
 

@@ -1,5 +1,5 @@
 """Handlers of /config/components."""
-from nailgun_host.public import authorize_changing_secrets
+from nailgun_host.public import authorize_changing_secrets, policy
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigCollectionHandler, ConfigItemHandler
 from nailgun_ext_configdb.api.resource_definitions import authorize_content_change
@@ -17,6 +17,7 @@ class ConfigComponentHandler(ConfigItemHandler):
 
     objects = component
     update_schema = schemas.COMPONENT_UPDATE
+    policy_checks = {"PUT": (policy.CHANGE_SECRETS,), "PATCH": (policy.CHANGE_SECRETS,)}
 
     def PUT(self, object_id):
         found = self.objects.get(object_id, lock=True)

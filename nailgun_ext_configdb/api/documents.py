@@ -19,11 +19,12 @@ import urllib.parse
 
 import web
 
-from nailgun_host.public import (MASKED_HEADER, author, bound_by_patch_policy, config_sessions, errors, flag_param,
-                                 id_param, parse_id, query, sees_secrets, set_status)
+from nailgun_host.public import (MASKED_HEADER, author, config_sessions, errors, flag_param, id_param, parse_id, policy,
+                                 query, sees_secrets, set_status)
 from nailgun_platform.public import patching
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
+from nailgun_ext_configdb.api.patch_rights import BYPASS_PATCH_POLICY, bound_by_patch_policy
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment, json_patch, json_values, keys, levels, merge
@@ -169,10 +170,15 @@ def _key_param(params):
     return keys.parse_key(params["key"])
 
 
+#: what a write asks inside: the patch policies, an author named for others, If-Match against what it may see
+WRITE_CHECKS = (BYPASS_PATCH_POLICY, policy.ACT_FOR_OTHERS, policy.READ_SECRETS)
+
+
 class ConfigDocumentHandler(ConfigHandler):
     request_schemas = {"PUT": schemas.DOCUMENT, "PATCH": schemas.JSON_PATCH}
     request_media_types = {"PATCH": schemas.JSON_PATCH_MEDIA_TYPES}
     response_schemas = {"GET": {}}  # ?key= picks any JSON value
+    policy_checks = {"GET": (policy.READ_SECRETS,), "PUT": WRITE_CHECKS, "PATCH": WRITE_CHECKS}
     other_responses = dict(ConfigHandler.other_responses, PUT={
         "308": "A resource named by name: the same PUT to its id-based URL (Location)"}, PATCH={
         "308": "A resource named by name: the same PATCH to its id-based URL (Location)"})
@@ -251,6 +257,7 @@ class ConfigDocumentHandler(ConfigHandler):
 
 class ConfigDocumentKeysHandler(ConfigHandler):
     request_schemas = {"PUT": schemas.KEY_PATHS, "PATCH": schemas.KEY_PATHS}
+    policy_checks = {"PUT": WRITE_CHECKS, "PATCH": WRITE_CHECKS}
 
     def PATCH(self, environment_id, level_names, ref, kind, operation):
         target = Target(environment_id, level_names, ref, kind, lock=True)
@@ -270,6 +277,8 @@ class ConfigDocumentHistoryHandler(ConfigHandler):
 
 
 class ConfigDocumentDiffHandler(ConfigHandler):
+    policy_checks = {"GET": (policy.READ_SECRETS,)}
+
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind, sessions=False)
         document = target.document(with_data=False)
@@ -287,6 +296,7 @@ class ConfigDocumentDiffHandler(ConfigHandler):
 
 class ConfigDocumentRevertHandler(ConfigHandler):
     request_schemas = {"POST": schemas.REVERT}
+    policy_checks = {"POST": WRITE_CHECKS}
 
     def POST(self, environment_id, level_names, ref, kind):
         """A new version equal to the given one: 201 with it, or 200 with the current one if equal.

@@ -5,7 +5,7 @@
 definition's new content does: the new schema decides what is valid, and which stored values it
 rejects tells something about them. A move is not staged in a configuration session.
 """
-from nailgun_host.public import author, authorize_changing_secrets, flag_param
+from nailgun_host.public import author, authorize_changing_secrets, flag_param, policy
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler
 from nailgun_ext_configdb.objects import environment, pins
@@ -18,6 +18,7 @@ class ConfigPinsHandler(ConfigHandler):
 
 class ConfigPinHandler(ConfigHandler):
     request_schemas = {"PUT": schemas.PIN}
+    policy_checks = {"PUT": (policy.CHANGE_SECRETS, policy.ACT_FOR_OTHERS)}
 
     def GET(self, environment_id, resource):
         env = environment.get(environment_id)

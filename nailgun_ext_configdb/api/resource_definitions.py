@@ -3,10 +3,10 @@
 ``?name=``, ``?version=`` (with a name: 404 when there is no such version) and ``?only_latest=``
 select versions; every answer says a definition's ``version`` and whether it is the ``latest``.
 """
-from nailgun_host.public import (authorize_bypassing_patch_policy, authorize_changing_secrets, errors, flag_param,
-                                 id_param, query, set_status)
+from nailgun_host.public import authorize_changing_secrets, errors, flag_param, id_param, policy, query, set_status
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigCollectionHandler, ConfigItemHandler
+from nailgun_ext_configdb.api.patch_rights import BYPASS_PATCH_POLICY, authorize_bypassing_patch_policy
 from nailgun_ext_configdb.objects import resource_definition
 
 
@@ -32,6 +32,7 @@ class ConfigResourceDefinitionCollectionHandler(ConfigCollectionHandler):
 
     objects = resource_definition
     create_schema = schemas.RESOURCE_CREATE
+    policy_checks = {"POST": (policy.CHANGE_SECRETS,)}
 
     def filters(self):
         found = {"component_id": id_param("component_id"), "name": _name_param(), "version": id_param("version"),
@@ -60,6 +61,8 @@ class ConfigResourceDefinitionHandler(ConfigItemHandler):
 
     objects = resource_definition
     update_schema = schemas.RESOURCE_UPDATE
+    policy_checks = {"PUT": (policy.CHANGE_SECRETS,), "PATCH": (policy.CHANGE_SECRETS,),
+                     "DELETE": (policy.CHANGE_SECRETS, BYPASS_PATCH_POLICY)}
 
     def PUT(self, object_id):
         found = self.objects.get(object_id, lock=True)

@@ -39,15 +39,15 @@ def _prune(environment_id):
 
 
 def _record(environment_id, entries):
-    db.add_all(entries)
-    db.flush()
+    """Insert the entries (dicts of ``Change`` columns) in one statement, however many documents changed."""
+    db.execute(sa.insert(Change), entries)
     _prune(environment_id)
     notify.publish(topic(environment_id))
 
 
 def written(environment, document, author, session_id=None):
     """Record that ``document`` got its current version, at its revision."""
-    _record(environment.id, [Change(
+    _record(environment.id, [dict(
         environment_id=environment.id, revision=document.revision, document_id=document.id,
         resource_definition_id=document.resource_definition_id, level_path=document.level_path,
         kind=document.kind, change=WRITE, version=document.version, author=author, session_id=session_id)])
@@ -56,7 +56,7 @@ def written(environment, document, author, session_id=None):
 def pinned(environment, lineage_id, version, author):
     """Record that the environment now validates the values of a data source against its ``version``
     (at the environment's current revision, which the move bumped)."""
-    _record(environment.id, [Change(
+    _record(environment.id, [dict(
         environment_id=environment.id, revision=environment.revision, document_id=None,
         resource_definition_id=lineage_id, level_path="", kind="values", change=PIN, version=version,
         author=author)])
@@ -76,7 +76,7 @@ def deleted(environment_id, level_paths, author=None, session_id=None):
     db.flush()  # the row is read again, locked: what the caller changed in it must be written first
     environment = db.get(Environment, environment_id, with_for_update=True, populate_existing=True)
     environment.revision += 1
-    _record(environment_id, [Change(
+    _record(environment_id, [dict(
         environment_id=environment_id, revision=environment.revision, document_id=d.id,
         resource_definition_id=d.resource_definition_id, level_path=d.level_path, kind=d.kind, change=DELETE,
         version=None, author=author, session_id=session_id) for d in documents])

@@ -7,7 +7,7 @@ unless ``SESSIONS.direct_model_patch`` is false, which makes the header required
 import web
 
 from nailgun_host.public import (MASKED_HEADER, BaseHandler, authorize_declassified, cluster_obj,
-                                 config_session_obj as config_session, errors, request_session, settings, shown)
+                                 config_session_obj as config_session, errors, policy, request_session, settings, shown)
 from nailgun_ext_upgrade import schemas
 from nailgun_ext_upgrade.objects import environment_model, model_session
 
@@ -17,6 +17,7 @@ class ClusterModelHandler(BaseHandler):
     request_media_types = {"PATCH": schemas.MODEL_PATCH_MEDIA_TYPES}
     #: a section of the model may be any JSON value
     response_schemas = {"GET": {}}
+    policy_checks = {"GET": (policy.READ_SECRETS,), "PATCH": (policy.CHANGE_SECRETS, policy.READ_SECRETS)}
 
     def GET(self, cluster_id, path=None):
         cluster = cluster_obj.get(cluster_id)

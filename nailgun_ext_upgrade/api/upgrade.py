@@ -1,6 +1,7 @@
 """Handlers of the upgrade resources under /clusters/<id>/upgrade."""
 from nailgun_host.public import (BaseHandler, Cluster, authorize_declassified, cluster_obj, db, errors,
-                                 network_obj as network, node_obj, release_obj, respond_with_task, shown, task_obj)
+                                 network_obj as network, node_obj, policy, release_obj, respond_with_task, shown,
+                                 task_obj)
 from nailgun_ext_upgrade import schemas, validators
 from nailgun_ext_upgrade.objects import upgrade
 
@@ -22,6 +23,7 @@ class ClusterUpgradeHandler(BaseHandler):
 
 class ClusterUpgradeCloneHandler(BaseHandler):
     request_schemas = {"POST": schemas.CLONE}
+    policy_checks = {"POST": (policy.CHANGE_SECRETS,)}
 
     def POST(self, cluster_id):
         """The orig's Upgrade Seed on a newer release; 200 with the seed (no secrets)."""
@@ -57,6 +59,8 @@ class CopyVIPsHandler(BaseHandler):
 
 
 class CreateUpgradeReleaseHandler(BaseHandler):
+    policy_checks = {"POST": (policy.READ_SECRETS,)}
+
     def POST(self, cluster_id, release_id):
         """A copy of a release keeping the orig's network role mappings; 200 with the release."""
         base = release_obj.get(release_id)

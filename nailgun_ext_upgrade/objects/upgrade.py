@@ -6,8 +6,7 @@ so a failure half way is a bug, and the request transaction still rolls it all b
 import copy
 
 from nailgun_host.public import (IPAddr, IPAddrRange, NetworkGroup, cluster_obj, db, errors, merge_dicts,
-                                 network_obj as network, node_obj, nodegroup_obj as nodegroup,
-                                 pending_changes_obj as pending_changes, release_obj)
+                                 network_obj as network, node_obj, nodegroup_obj as nodegroup, release_obj)
 from nailgun_ext_upgrade.objects import relation as relation_obj
 from nailgun_ext_upgrade.transformations import cluster as cluster_transformations
 from nailgun_ext_upgrade.transformations import vip as vip_transformations
@@ -144,26 +143,13 @@ def lock_for_assign(seed_id):
 
 
 def move_nodes(nodes, orig, seed, mapping, roles, reprovision):
-    """Nodes into the seed keeping ids, addresses and interface layout (``mapping``: network_mapping)."""
-    seed_groups = {g.name: g for g in seed.node_groups}
-    orig_groups = {g.id: g.name for g in orig.node_groups}
-    default = network.default_group(seed)
+    """Nodes into the seed keeping ids, addresses and interface layout (``mapping``: network_mapping),
+    their disks transformed to the seed's release; the host moves them and tells the extensions."""
     volumes = volume_transformations.Manager()
     from_version, to_version = versions(orig.release, seed.release)
     for node in nodes:
-        node.roles, node.pending_roles = node_roles(node, roles, reprovision)
         node.volumes = volumes.apply(from_version, to_version, node.volumes)
-        node.cluster = seed
-        node.group_id = seed_groups.get(orig_groups.get(node.group_id), default).id
-        node.primary_tags, node.kernel_params = [], None
-        node.replaced_deployment_info, node.replaced_provisioning_info = [], {}
-        node.pending_addition = node.pending_deletion = False
-        for ip in node.ip_addrs:
-            ip.network_data = mapping[ip.network]
-        for interface in node.interfaces:
-            interface.assigned_networks = [mapping[n.id] for n in interface.assigned_networks if n.id in mapping]
-        pending_changes.record(node, "interfaces", node.id)
-    db.flush()
+    node_obj.move_to_cluster(nodes, seed, mapping, {node.id: node_roles(node, roles, reprovision) for node in nodes})
 
 
 # -- VIPs ------------------------------------------------------------------------------------

@@ -209,16 +209,14 @@ def read_access(environ, rule):
     return shown
 
 
-def bound_by_patch_policy():
-    """Whether the request's identity is held to the patch policies of ConfigDB's resource definitions
-    (everyone but whom ``nailgun:bypass_patch_policy`` allows)."""
-    return not policy.allowed(policy.BYPASS_PATCH_POLICY, identity())
+def allowed(rule):
+    """Whether the request's identity may do what ``rule`` guards (an extension's own rules ask here)."""
+    return policy.allowed(rule, identity())
 
 
-def authorize_bypassing_patch_policy():
-    """403 naming ``nailgun:bypass_patch_policy`` unless the request's identity may do what a patch policy
-    would refuse (delete a resource definition that carries one)."""
-    policy.authorize(policy.BYPASS_PATCH_POLICY, identity())
+def authorize(rule):
+    """403 naming ``rule`` unless the request's identity may do what it guards."""
+    policy.authorize(rule, identity())
 
 
 def authorize_changing_secrets():
@@ -299,6 +297,9 @@ class BaseHandler:
     #: the policy rule of a method, where it is not ``nailgun:read`` (GET, HEAD, OPTIONS) or
     #: ``nailgun:write`` (every other method), e.g. ``{"DELETE": policy.ADMIN}``
     policy_rules = {}
+    #: the rules a method also asks inside, besides its own (a secret shown or masked, a declassifying write):
+    #: ``{"PUT": (policy.CHANGE_SECRETS,)}``; the documented policy lists the route under them too
+    policy_checks = {}
     request_schemas = {}
     request_media_types = {}
 

@@ -28,6 +28,8 @@ class ClusterAttributesHandler(BaseHandler):
     ones (credentials) only through ``/generated``."""
 
     request_schemas = {"PUT": schemas.ATTRIBUTES, "PATCH": schemas.ATTRIBUTES}
+    policy_checks = {"GET": (policy.READ_SECRETS,), "PUT": (policy.CHANGE_SECRETS, policy.READ_SECRETS),
+                     "PATCH": (policy.CHANGE_SECRETS, policy.READ_SECRETS)}
 
     def GET(self, cluster_id):
         return _editable(cluster_obj.get(cluster_id).editable_attributes)
@@ -49,6 +51,8 @@ def _editable(editable):
 
 
 class ClusterAttributesDefaultsHandler(BaseHandler):
+    policy_checks = {"GET": (policy.READ_SECRETS,)}
+
     def GET(self, cluster_id):
         return _editable(cluster_obj.get(cluster_id).release.attributes_metadata.get("editable", {}))
 
@@ -160,6 +164,8 @@ class ClusterDeployHandler(BaseHandler):
 class ClusterDeploymentDefaultsHandler(BaseHandler):
     """GET the deployment info the orchestrator would get, per node, pipelines applied: clear
     for identities allowed to read secrets (it is what the deployment needs), masked for others."""
+
+    policy_checks = {"GET": (policy.READ_SECRETS,)}
 
     def GET(self, cluster_id):
         cluster = cluster_obj.get(cluster_id)

@@ -128,6 +128,8 @@ class _Configure(_SessionHandler):
 class _Sessions(_SessionHandler):
     """The open sessions of the environment: the caller's own (everyone's for ``nailgun:admin``)."""
 
+    policy_checks = {"GET": (policy.ADMIN,)}
+
     def GET(self, environment_id):
         scope = self.scope(environment_id)
         return {"sessions": [config_session.to_dict(s)
@@ -135,7 +137,9 @@ class _Sessions(_SessionHandler):
 
 
 class _Session(_SessionHandler):
-    """A session: GET shows it (403 once invalid), DELETE abandons it."""
+    """A session: GET shows it (403 once invalid), DELETE abandons it (anyone's for ``nailgun:admin``)."""
+
+    policy_checks = {"GET": (policy.ADMIN,), "DELETE": (policy.ADMIN,)}
 
     other_responses = {"DELETE": {"200": "The session, abandoned"}}
 
@@ -154,6 +158,8 @@ class _Session(_SessionHandler):
 
 class _Diff(_SessionHandler):
     """What the session would change: an RFC 6902 patch per staged document, from the current one."""
+
+    policy_checks = {"GET": (policy.ADMIN, policy.READ_SECRETS)}
 
     def GET(self, environment_id, session_id):
         session = self.session(environment_id, session_id, write=False)
@@ -182,6 +188,8 @@ class _Deploy(_SessionHandler):
 
 class _Deployments(_SessionHandler):
     """The environment's deployed sessions, newest first (``?limit=``, ``?before=<revision>``)."""
+
+    policy_checks = {"GET": (policy.READ_SECRETS,)}
 
     def GET(self, environment_id):
         scope = self.scope(environment_id)

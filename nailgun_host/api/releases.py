@@ -1,5 +1,5 @@
 """/releases: what clusters are installed from."""
-from nailgun_host import schemas
+from nailgun_host import policy, schemas
 from nailgun_host.api.base import BaseHandler, CollectionHandler, ItemHandler, authorize_declassified, shown
 from nailgun_host.objects import release as release_obj
 
@@ -12,6 +12,7 @@ def shown_release(release):
 class ReleaseCollectionHandler(CollectionHandler):
     objects = release_obj
     create_schema = schemas.RELEASE_CREATE
+    policy_checks = {"GET": (policy.READ_SECRETS,), "POST": (policy.READ_SECRETS,)}
 
     def GET(self):
         return [shown_release(release) for release in release_obj.list_all()]
@@ -24,6 +25,7 @@ class ReleaseCollectionHandler(CollectionHandler):
 class ReleaseHandler(ItemHandler):
     objects = release_obj
     update_schema = schemas.RELEASE_UPDATE
+    policy_checks = {"GET": (policy.READ_SECRETS,), "PUT": (policy.CHANGE_SECRETS, policy.READ_SECRETS)}
 
     def GET(self, release_id):
         return shown_release(release_obj.get(release_id))

@@ -222,6 +222,36 @@ def remove_from_cluster(node):
     db.flush()
 
 
+def move_to_cluster(nodes, cluster, mapping, roles):
+    """Nodes into another cluster as they are: same ids, addresses and interface layout, the way
+    Nailgun's ``update_cluster_assignment`` and ``set_netgroups_ids`` move them for an upgrade.
+
+    ``mapping``: {id of a network they leave: its twin in ``cluster``}, covering every network of
+    their addresses (the caller checked it); ``roles``: {node id: (roles, pending roles)}. Each node
+    joins the node group named as its own, else the default one. Extensions hear
+    ``on_remove_nodes_from_cluster`` before (``cluster_id`` still the one left) and
+    ``on_nodes_update`` after, once each for the batch, so one node or fifty take the same statements.
+    """
+    extensions.fire("on_remove_nodes_from_cluster", nodes)
+    group_names = {g.id: g.name for c in {n.cluster for n in nodes if n.cluster} for g in c.node_groups}
+    groups = {g.name: g for g in cluster.node_groups}
+    default = network.default_group(cluster)
+    for node in nodes:
+        node.cluster = cluster
+        node.group_id = groups.get(group_names.get(node.group_id), default).id
+        node.roles, node.pending_roles = (list(r) for r in roles[node.id])
+        node.primary_tags, node.kernel_params, node.network_template = [], None, None
+        node.replaced_deployment_info, node.replaced_provisioning_info = [], {}
+        node.pending_addition = node.pending_deletion = False
+        for ip in node.ip_addrs:
+            ip.network_data = mapping[ip.network]
+        for interface in node.interfaces:
+            interface.assigned_networks = [mapping[n.id] for n in interface.assigned_networks if n.id in mapping]
+        pending_changes.record(node, "interfaces", node.id)
+    db.flush()
+    extensions.fire("on_nodes_update", nodes)
+
+
 def delete(node):
     extensions.fire("on_node_delete", node)
     db.delete(node)

@@ -12,7 +12,7 @@ import json
 from cliff import columns
 
 #: the entry point group naming, per document type (the entry point's name), the function that labels it
-LABELS = "nailgun_platform.client.document_labels"
+LABELS = "nailgun.session_document_labels"
 
 
 def items(value):

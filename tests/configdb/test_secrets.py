@@ -418,7 +418,7 @@ def test_values_that_become_secret_by_the_schema_are_sealed_in_every_stored_row_
         assert "$fernet" in row
         for value in clear:
             assert value not in row
-    if STORAGE == "git":  # the README's limit: a commit never changes, so older versions keep what they held
+    if STORAGE == "git":  # the storage drivers page's limit: a commit never changes, so older versions keep what they held
         assert any("PsKvAlUe1" in row for row in raw_rows(session))
     assert cdb.get("admin").json == dict(PLAIN, port=3307)  # the same values, no new version
     assert cdb.get("admin", "version=1").json == PLAIN

@@ -143,7 +143,7 @@ def puppet_facts(directory, fqdn="node-1.domain.tld"):
 
 
 def puppet_lookup(codedir, directory, key, *options, fqdn="node-1.domain.tld"):
-    """``puppet lookup`` of ``key`` as the README runs it (no RUBYLIB), with extra ``options``."""
+    """``puppet lookup`` of ``key`` as docs/clients/hiera-and-puppet.md runs it (no RUBYLIB), with extra ``options``."""
     return subprocess.run(["puppet", "lookup", "--codedir", str(codedir), "--environment", "production",
                            "--node", fqdn, "--facts", str(puppet_facts(directory, fqdn)), "--render-as", "json",
                            *options, key], capture_output=True, text=True, env=puppet_environ(), timeout=300)

@@ -1,5 +1,5 @@
 """The configdb Puppet module and the Hiera 3 backend installed the packaged way (the real spec through rpmbuild,
-``rpm --root`` into a scratch root), then the README's commands with the real ``puppet`` and ``hiera`` and no
+``rpm --root`` into a scratch root), then the commands of docs/clients/hiera-and-puppet.md with the real ``puppet`` and ``hiera`` and no
 RUBYLIB; and hiera-http's habits: timeouts, ``failure: graceful``, ``confine_to_keys``, ``--explain``."""
 import json
 import shutil

@@ -9,6 +9,7 @@ from nailgun_host.db.models import Release
 from tests.conftest import LiveServer
 from tests.factories import EnvironmentManager
 from tests.host.conftest import TOY_DIR
+from tests.upgrade.conftest import ASSIGN, CLONE
 
 
 def test_installed_extensions_are_listed(app):
@@ -65,6 +66,25 @@ def test_collection_delete_fires_with_the_ids(toy_app, toy_extensions):
     toy_app.delete("/api/v1/nodes/?ids={0},{1}".format(*ids), status=204)
     assert ("toy_a", "node_collection_delete", ids) in toy_extensions
     assert toy_app.get("/api/v1/nodes/").json == []
+
+
+def test_a_move_fires_each_batch_hook_once_and_nailgun_hooks_once_per_node(toy_app, toy_extensions):
+    """An upgrade's assign moves nodes through the host: toy_a answers the batch hooks, toy_b only has
+    Nailgun's one-node hooks, which the batch hooks' defaults call; leaving, a node is still in the orig."""
+    env = EnvironmentManager(toy_app)
+    old = env.create_release(name="Old", version="liberty-8.0")
+    new = env.create_release(name="New", version="mitaka-9.0")
+    orig = env.create_cluster(release_id=old["id"])
+    ids = [env.create_node(cluster_id=orig["id"], roles=["compute"], status="ready")["id"] for _ in range(3)]
+    seed = toy_app.post_json(CLONE.format(orig["id"]), {"name": "seed", "release_id": new["id"]}).json
+    del toy_extensions[:]
+    toy_app.post_json(ASSIGN.format(seed["id"]), {"nodes_ids": ids[:2]}, status=202)
+    assert [e for e in toy_extensions if e[0] == "toy_a"] == [
+        ("toy_a", "remove_nodes_from_cluster", [(i, orig["id"]) for i in ids[:2]]),
+        ("toy_a", "nodes_update", [(i, seed["id"]) for i in ids[:2]])]
+    assert [e for e in toy_extensions if e[0] == "toy_b"] == (
+        [("toy_b", "remove_node_from_cluster", (i, orig["id"])) for i in ids[:2]] +
+        [("toy_b", "node_update", (i, seed["id"])) for i in ids[:2]])
 
 
 def test_pipelines_run_only_for_clusters_that_enable_the_extension(toy_app):

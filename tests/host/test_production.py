@@ -1,6 +1,6 @@
-"""The README's production recipe, run as printed: slow clients, a database that is down or not migrated.
+"""The production recipe of the docs, run as printed: slow clients, a database that is down or not migrated.
 
-The server command is read from the README's Production section, so the recipe that is
+The server command is read from docs/operator/production.md, so the recipe that is
 documented is the one that is tested. Waits are generous bounds on "is it served at all",
 never measurements of speed.
 """
@@ -25,7 +25,7 @@ import pytest
 from nailgun_platform import strict_yaml
 from tests.conftest import free_port
 from tests.host.test_input_rules import all_routes, methods
-from tests.test_readme import fenced_blocks, section
+from tests.test_docs import PRODUCTION, fenced_blocks, page
 
 #: how long a request that must be served may take before the test calls it stuck
 #: (gunicorn's sync workers hold stalled clients for their 30 s timeout)
@@ -41,17 +41,17 @@ RECIPE_DIRECTORIES = ("/etc/fuel-nailgun-extensions", "/var/log/fuel-nailgun-ext
 
 
 def recipe_block():
-    """The Production section's bash block that starts the server."""
-    blocks = [content for info, content in fenced_blocks(section("Production"))
+    """The Production page's bash block that starts the server."""
+    blocks = [content for info, content in fenced_blocks(page(PRODUCTION))
               if info == "bash" and "\nwaitress-serve " in content]
-    assert len(blocks) == 1, "the Production section shows one block with a waitress-serve command"
+    assert len(blocks) == 1, "the Production page shows one block with a waitress-serve command"
     return blocks[0]
 
 
 def recipe_command(port, *extra):
-    """The README's server command, listening on a loopback port instead of 0.0.0.0:8000."""
+    """The Production page's server command, listening on a loopback port instead of 0.0.0.0:8000."""
     lines = [line for line in recipe_block().splitlines() if line.startswith("waitress-serve ")]
-    assert len(lines) == 1, "the Production section shows one waitress-serve command"
+    assert len(lines) == 1, "the Production page shows one waitress-serve command"
     args = [arg.replace("0.0.0.0:8000", "127.0.0.1:{0}".format(port)) for arg in shlex.split(lines[0], comments=True)]
     return [os.path.join(BIN, args[0])] + args[1:-1] + list(extra) + args[-1:]
 
@@ -193,7 +193,7 @@ def test_four_stalled_clients_do_not_stop_a_fifth(migrated_db, db_url):
 
 def test_a_client_that_never_sends_its_body_is_disconnected_soon_after_the_channel_timeout(migrated_db, db_url):
     """The recipe's command with a channel timeout of 2 s instead of 60: the stalled connection is closed, with
-    no answer or JSON, after those 2 s and within the recipe's ``--cleanup-interval`` more, as the README says
+    no answer or JSON, after those 2 s and within the recipe's ``--cleanup-interval`` more, as the Production page says
     (waitress's default interval of 30 s kept it open up to 32 s). A bound on whether it is closed at all, not a
     measure of speed: the margin is generous."""
     interval = [int(arg.split("=", 1)[1]) for arg in recipe_command(0) if arg.startswith("--cleanup-interval=")]

@@ -1,7 +1,7 @@
-"""Two hosts behind a balancer, as the README's Production section runs them: a fuel2 login on one, its
+"""Two hosts behind a balancer, as the Production page (docs/operator/production.md) runs them: a fuel2 login on one, its
 requests on the other, then ``nailgun-users delete`` on one host and the token refused by both.
 
-Two waitress processes (the README's command) share the test database (SQLite file, or PostgreSQL with
+Two waitress processes (the Production page's command) share the test database (SQLite file, or PostgreSQL with
 ``NAILGUN_TEST_DB_URL``) and the key repository; each has its own copy of the users file. The balancer in
 front sends the login (``/keystone``) to the first and everything else to the second: the round robin
 that broke tokens, made certain.
@@ -68,7 +68,7 @@ class _Forward(http.server.BaseHTTPRequestHandler):
 
 
 def start_host(db_url, config_file):
-    """The README's waitress command on a free loopback port, with ``config_file``; (process, port)."""
+    """The Production page's waitress command on a free loopback port, with ``config_file``; (process, port)."""
     port = free_port()
     process = subprocess.Popen(recipe_command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env=dict(os.environ, NAILGUN_DB_URL=db_url, NAILGUN_CONFIG=config_file))
@@ -145,5 +145,5 @@ def test_nailgun_users_delete_on_one_host_refuses_the_token_on_both(two_hosts, d
                               first_config, "delete", "member"], env=dict(os.environ, NAILGUN_DB_URL=db_url),
                              capture_output=True, text=True)
     assert deleted.returncode == 0, deleted.stderr
-    time.sleep(token_keys.REFRESH)  # the bound README gives: every host's copy is reloaded by then
+    time.sleep(token_keys.REFRESH)  # the bound the docs give: every host's copy is reloaded by then
     assert (status(first, token), status(second, token)) == (401, 401)

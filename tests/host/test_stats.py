@@ -150,7 +150,7 @@ def test_metrics_count_each_answer_by_method_status_and_user(local_app):
 
 @pytest.fixture
 def two_workers(migrated_db, db_url, tmp_path):
-    """``gunicorn -w 2`` as the README runs it for /metrics: the hooks, a multiprocess directory, flushes every
+    """``gunicorn -w 2`` as docs/operator/logs-and-stats.md runs it for /metrics: the hooks, a multiprocess directory, flushes every
     second. Its base URL and metrics directory."""
     gunicorn = os.path.join(os.path.dirname(sys.executable), "gunicorn")
     if not os.path.exists(gunicorn):

@@ -1,6 +1,6 @@
 """What the servers do before the application runs: bursts of connections, requests they cannot parse.
 
-``nailgun-api`` (web.py's cheroot, ``nailgun_host.web_server``) and the README's waitress recipe, as real
+``nailgun-api`` (web.py's cheroot, ``nailgun_host.web_server``) and the Production page's waitress recipe, as real
 processes on loopback ports.
 """
 import contextlib

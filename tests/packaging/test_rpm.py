@@ -251,6 +251,7 @@ def test_the_service_files_are_packaged(rpm):
     assert UNIT in files
     assert "/usr/share/licenses/fuel-nailgun-extensions-{0}/LICENSE".format(rpm["version"]) in files
     assert "/usr/share/doc/fuel-nailgun-extensions-{0}/README.md".format(rpm["version"]) in files
+    assert "/usr/share/doc/fuel-nailgun-extensions-{0}/docs/operator/configuration.md".format(rpm["version"]) in files
     assert set(_run(["rpm", "-qp", "--configfiles", rpm["rpm"]]).split()) == {
         SETTINGS, "/etc/logrotate.d/fuel-nailgun-extensions"}
     modes = _file_modes(rpm["rpm"])

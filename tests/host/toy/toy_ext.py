@@ -41,6 +41,12 @@ def _recorder(event):
     return classmethod(callback)
 
 
+def _batch_recorder(event):
+    def callback(cls, nodes):
+        EVENTS.append(("toy_a", event, [(n.id, n.cluster_id) for n in nodes]))
+    return classmethod(callback)
+
+
 class ToyA(toy_sessions.ToySessions, BaseExtension):
     name = "toy_a"
     version = "0.1.0"
@@ -57,6 +63,8 @@ class ToyA(toy_sessions.ToySessions, BaseExtension):
     on_node_delete = _recorder("node_delete")
     on_remove_node_from_cluster = _recorder("remove_node_from_cluster")
     on_node_collection_delete = _recorder("node_collection_delete")
+    on_remove_nodes_from_cluster = _batch_recorder("remove_nodes_from_cluster")
+    on_nodes_update = _batch_recorder("nodes_update")
 
     @classmethod
     def toy_answer(cls, value):
