@@ -73,7 +73,7 @@ class StateGeneration(Base):
     written), components, resource definitions, environments' components and pins, and nodes' ids,
     clusters and FQDNs.
 
-    Readers' caches compare it (``objects.read_state``), so a writer never has to remember to. It is
+    Readers' caches compare it (``objects.fingerprint``), so a writer never has to remember to. It is
     the database's time of the last change in microseconds (one more than before when the clock is not
     ahead), so no value ever stands for two states: not after the row is emptied, nor after the
     database is restored from a backup (whose generation stands for the very state it brings back).

@@ -3,12 +3,12 @@
 A document's URL names its environment, its level pairs (``nodes/1/``, or none for the
 environment level), its resource (an id, or a name that may hold ``/``) and its kind. The session
 routes (``api.sessions``) follow the environment's URL. A document's GET answers are replayed from memory
-(``nailgun_platform.read_cache``) while the state they are computed from is unchanged (``objects.read_state``).
+(``nailgun_platform.read_cache``) while the state they are computed from is unchanged (``objects.fingerprint``).
 """
 from nailgun_host.public import route
 from nailgun_ext_configdb.api import changes, components, documents, environments, pins, resource_definitions
 from nailgun_ext_configdb.api import sessions
-from nailgun_ext_configdb.objects import read_state
+from nailgun_ext_configdb.objects import fingerprint
 
 DOCUMENT = "/config/environments/<environment_id>/<levels>resources/<resource>/<kind>"
 DOCUMENT_PATTERNS = {"levels": "(?:[^/]+/[^/]+/)*?", "resource": ".+?", "kind": "values|overrides|override"}
@@ -29,5 +29,5 @@ URLS = [
     route(DOCUMENT + "/history", documents.ConfigDocumentHistoryHandler, **DOCUMENT_PATTERNS),
     route(DOCUMENT + "/diff", documents.ConfigDocumentDiffHandler, **DOCUMENT_PATTERNS),
     route(DOCUMENT + "/revert", documents.ConfigDocumentRevertHandler, **DOCUMENT_PATTERNS),
-    route(DOCUMENT, documents.ConfigDocumentHandler, fingerprint=read_state.of_documents, **DOCUMENT_PATTERNS),
+    route(DOCUMENT, documents.ConfigDocumentHandler, fingerprint=fingerprint.of_documents, **DOCUMENT_PATTERNS),
 ] + list(sessions.ROUTES)

@@ -3,6 +3,8 @@
 A resource is named by id or name. A PUT by name answers 308 with the id-based URL
 (query string kept) as a path: built from the client's Host header, it would let a
 forged Host send the next PUT's body elsewhere. Everything else answers directly. GETs never write.
+What a document holds for a request (staged or stored, merged, as of a version) is the domain's
+(``objects.document_view``); these handlers address it and answer HTTP (ETags, conditions, 308).
 
 Secrets (``objects.secrets``): an identity that may not see them reads every secret leaf as the
 mask, on every path that returns content (values, ``?version=``, ``?key=``, ``effective``,
@@ -25,55 +27,33 @@ from nailgun_platform.public import patching
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
 from nailgun_ext_configdb.api.patch_rights import BYPASS_PATCH_POLICY, bound_by_patch_policy
-from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
-from nailgun_ext_configdb.objects import environment, json_patch, json_values, keys, levels, merge
-from nailgun_ext_configdb.objects import resource_definition, secrets, staging, write_policy
+from nailgun_ext_configdb.objects import document_view, environment, json_patch, json_values, keys, levels, merge
+from nailgun_ext_configdb.objects import secrets
 
 PATH_SAFE = "/:@!$&'()*+,;="
 
 
 class Target:
-    """The document a URL addresses: environment, resource, level path and kind, and the session the
-    request's ``X-Configuration-Session`` names (None without it, or with ``sessions=False``: the
-    routes of stored versions). A write (``lock``) locks the environment, then the session."""
+    """What a URL addresses, resolved (404s): the environment (locked for a write, ``lock``), resource,
+    level and kind, seen in the session the request's ``X-Configuration-Session`` names (None without
+    it, or with ``sessions=False``: the routes of stored versions); ``view`` is the document itself
+    (``objects.document_view``). Here stay what is HTTP's: the 308 of a name, If-Match and ETags."""
 
     def __init__(self, environment_id, level_names, ref, kind, lock=False, sessions=True):
-        self.environment = environment.get(environment_id, lock=lock)
-        self.resource = environment.resource(self.environment, ref)
-        self.pairs = levels.resolve(self.environment, level_names)
-        self.path = levels.join(self.pairs)
-        self.kind = VALUES if kind == VALUES else OVERRIDES
+        found = environment.get(environment_id, lock=lock)
+        resource = environment.resource(found, ref)
+        pairs = levels.resolve(found, level_names)
+        session = None
+        if sessions:
+            session = config_sessions.request_session(environment.scope(found), write=lock)
+        self.view = document_view.DocumentView(found, resource, pairs, kind, session)
         self.by_name = parse_id(ref) is None
         self._raw = (environment_id, level_names, ref)
-        self.session = None
-        if sessions:
-            self.session = config_sessions.request_session(environment.scope(self.environment), write=lock)
-
-    def document(self, with_data=True):
-        return document_obj.find(self.environment.id, self.resource.id, self.path, self.kind, with_data)
-
-    def data(self, document):
-        """The document's content as this request sees it, clear: the session's staged one, or the stored."""
-        return staging.view(self.session, self.resource, self.path, self.kind, document)
-
-    def tagged(self, data):
-        """What a GET's ETag is the hash of: ``data``, with the session and when it last changed."""
-        if self.session is None:
-            return data
-        return [self.session.id, self.session.updated_at.isoformat(), data]
 
     def save(self, data, document):
-        """Write ``data``, or stage it in the request's session; the stored version, the staged change or
-        None (nothing changed)."""
-        if self.session is not None:
-            return staging.stage(self.session, self.environment, self.resource, self.path, self.kind, data,
-                                 document, bound=bound_by_patch_policy())
-        return self.write(data, document)
-
-    def edited(self, document):
-        """What a keys operation or a patch starts from: the staged document as sent, or the stored one."""
-        return staging.as_sent(self.session, self.resource, self.path, self.kind, document)
+        """``view.save`` by the request's identity."""
+        return self.view.save(data, document, author, bound_by_patch_policy())
 
     def redirect_to_id(self):
         """308 to the same URL with the id of the version the environment is pinned to instead of the name."""
@@ -83,31 +63,18 @@ class Target:
         named = "/environments/{0}/{1}resources/".format(environment_id, level_names)
         rest = path[start + len(named) + len(ref):]
         location = web.ctx.homepath + urllib.parse.quote(
-            path[:start] + named + str(self.resource.definition_id) + rest, safe=PATH_SAFE) + web.ctx.query
+            path[:start] + named + str(self.view.resource.definition_id) + rest, safe=PATH_SAFE) + web.ctx.query
         set_status(308)
         web.header("Location", location)
         return {"message": "Use the resource id: {0}".format(location), "errors": []}
 
-    def write(self, data, document):
-        """Store ``data`` where it addresses; the mask at a secret leaf keeps the stored value. What it
-        changes, in it and in the effective values at its level, must be what the definition's patch policy
-        allows, for whom it binds (``write_policy``)."""
-        stored = document.data if document is not None else {}
-        data = secrets.unmask(self.resource, data, stored)
-        if bound_by_patch_policy():
-            write_policy.check(self.environment, self.resource, self.path, self.kind, stored, data)
-        if self.kind == VALUES:
-            resource_definition.validate_values(self.resource, data)
-        return document_obj.write(self.environment, self.resource, self.path, self.kind, data, author(),
-                                  document=document)
-
     def check_if_match(self, document):
         """412 unless If-Match has the ETag of ``document`` as this identity reads it (masked or not, staged
         or not)."""
-        current = self.data(document)
+        current = self.view.data(document)
         if not sees_secrets():
-            current = secrets.masked(current, secrets.of(self.resource, current))
-        check_if_match(self.tagged(current))
+            current = secrets.masked(current, secrets.of(self.view.resource, current))
+        check_if_match(self.view.tagged(current))
 
     def effective_tag(self, params):
         """A strong ETag of an effective GET, from the versions it merges rather than its body.
@@ -116,29 +83,8 @@ class Target:
         answers differ, so whether secrets are shown is part of it, and so is what the data source's
         live versions mark secret (a new version can mask a leaf without any document changing).
         """
-        state = [web.ctx.path, sorted(params.items()), sees_secrets(), self.resource.secret_schemas,
-                 self.environment.id,
-                 self.environment.created_at.isoformat(), self.path,
-                 [list(head) for head in document_obj.heads(self.environment.id, self.resource.id,
-                                                            levels.prefixes(self.pairs))]]
-        return etag(canonical(self.tagged(state)))
-
-    def effective(self, version=None):
-        """The merged values, their provenance and the documents merged, now or as of this document's
-        ``version``."""
-        paths = levels.prefixes(self.pairs)
-        documents = document_obj.chain(self.environment.id, self.resource.id, paths)
-        if version is None:
-            documents = staging.chain(self.session, self.environment, self.resource, paths, documents)
-            placed = {(d.level_path, d.kind): d.data for d in documents}
-        else:  # stored versions only
-            mine = next((d for d in documents if d.level_path == self.path and d.kind == self.kind), None)
-            data = document_obj.data_as_of(documents, document_obj.version(mine, version).revision)
-            placed = {(d.level_path, d.kind): data.get(d.id, {}) for d in documents}
-        layers = [((path, kind), placed[path, kind]) for path in paths for kind in (VALUES, OVERRIDES)
-                  if (path, kind) in placed]
-        merged, lookup = merge.effective(layers)
-        return merged, lookup, [layer for _, layer in layers]
+        state = [web.ctx.path, sorted(params.items()), sees_secrets()] + self.view.effective_state()
+        return etag(canonical(self.view.tagged(state)))
 
 
 def version_to_dict(stored):
@@ -196,6 +142,7 @@ class ConfigDocumentHandler(ConfigHandler):
 
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
+        view = target.view
         params = query()
         version = id_param("version")
         show_lookup = flag_param("show_lookup")
@@ -205,24 +152,24 @@ class ConfigDocumentHandler(ConfigHandler):
             tag = target.effective_tag(params)
             if self.not_modified(tag):
                 return None
-            result, lookup, layers = target.effective(version)
+            result, lookup, layers = view.effective(version)
             if not sees_secrets():
-                result = _hide(result, secrets.of_merged(target.resource, layers, result), tokens)
+                result = _hide(result, secrets.of_merged(view.resource, layers, result), tokens)
         elif show_lookup:
             raise errors.InvalidData("Lookup path tracing can be done only for effective values")
         else:
             if version is not None:
-                result = document_obj.version(target.document(), version).data
+                result = view.version(version).data
             else:
-                result = target.data(target.document())
+                result = view.data(view.document())
             if not sees_secrets():
-                result = _hide(result, secrets.of(target.resource, result), tokens)
+                result = _hide(result, secrets.of(view.resource, result), tokens)
         if show_lookup:
             result = merge.annotate(result, lookup, _describe)
         if tokens is not None:
             result = keys.lookup_annotated(result, tokens) if show_lookup else keys.lookup(result, tokens)
-        if tag is None and target.session is not None:
-            tag = etag(canonical(target.tagged(result)))
+        if tag is None and view.session is not None:
+            tag = etag(canonical(view.tagged(result)))
             if self.not_modified(tag):
                 return None
         return self.respond(result, tag)
@@ -232,7 +179,7 @@ class ConfigDocumentHandler(ConfigHandler):
         if redirect is not None:
             return redirect
         target = Target(environment_id, level_names, ref, kind, lock=True)
-        document = target.document()
+        document = target.view.document()
         target.check_if_match(document)
         target.save(data, document)
         set_status(204)
@@ -243,14 +190,15 @@ class ConfigDocumentHandler(ConfigHandler):
         if redirect is not None:
             return redirect
         target = Target(environment_id, level_names, ref, kind, lock=True)
-        document = target.document()
+        view = target.view
+        document = view.document()
         target.check_if_match(document)
-        seen = target.data(document)
+        seen = view.data(document)
         if not sees_secrets():
-            seen = secrets.masked(seen, secrets.of(target.resource, seen))
-        patched = json_patch.apply(target.resource, seen, patch, bound=bound_by_patch_policy())
-        if target.session is not None:  # masks it left alone stay masks in the session
-            patched = staging.keep_staged(target.session, target.resource, target.path, target.kind, patched)
+            seen = secrets.masked(seen, secrets.of(view.resource, seen))
+        patched = json_patch.apply(view.resource, seen, patch, bound=bound_by_patch_policy())
+        if view.session is not None:  # masks it left alone stay masks in the session
+            patched = view.keep_staged(patched)
         target.save(patched, document)
         set_status(204)
 
@@ -262,9 +210,9 @@ class ConfigDocumentKeysHandler(ConfigHandler):
     def PATCH(self, environment_id, level_names, ref, kind, operation):
         target = Target(environment_id, level_names, ref, kind, lock=True)
         paths = self.body()
-        document = target.document()
+        document = target.view.document()
         target.check_if_match(document)
-        target.save(keys.apply_operation(target.edited(document), operation, paths), document)
+        target.save(keys.apply_operation(target.view.edited(document), operation, paths), document)
         set_status(204)
 
     PUT = PATCH
@@ -272,22 +220,22 @@ class ConfigDocumentKeysHandler(ConfigHandler):
 
 class ConfigDocumentHistoryHandler(ConfigHandler):
     def GET(self, environment_id, level_names, ref, kind):
-        target = Target(environment_id, level_names, ref, kind, sessions=False)
-        return self.respond([version_to_dict(v) for v in document_obj.history(target.document(with_data=False))])
+        view = Target(environment_id, level_names, ref, kind, sessions=False).view
+        return self.respond([version_to_dict(v) for v in document_obj.history(view.document(with_data=False))])
 
 
 class ConfigDocumentDiffHandler(ConfigHandler):
     policy_checks = {"GET": (policy.READ_SECRETS,)}
 
     def GET(self, environment_id, level_names, ref, kind):
-        target = Target(environment_id, level_names, ref, kind, sessions=False)
-        document = target.document(with_data=False)
+        view = Target(environment_id, level_names, ref, kind, sessions=False).view
+        document = view.document(with_data=False)
         old = document_obj.version(document, id_param("from", required=True)).data
         to = id_param("to")
         new = document_obj.version(document, to if to is not None else document.version).data
         patch = json_values.diff(old, new)
         if not sees_secrets():
-            secret = secrets.of(target.resource, old) | secrets.of(target.resource, new)
+            secret = secrets.of(view.resource, old) | secrets.of(view.resource, new)
             patch, hidden = secrets.masked_patch(patch, old, secret)
             if hidden:
                 web.header(MASKED_HEADER, "true")
@@ -303,16 +251,16 @@ class ConfigDocumentRevertHandler(ConfigHandler):
 
         In a session the old version is staged: 200 with the session's change of the document."""
         target = Target(environment_id, level_names, ref, kind, lock=True)
+        view = target.view
         number = self.body()["version"]
-        document = target.document()
+        document = view.document()
         old = document_obj.version(document, number)
         target.check_if_match(document)
-        if target.session is not None:
+        if view.session is not None:
             change = target.save(old.data, document)
-            return {"session": target.session.id, "staged": change is not None,
-                    "document": staging.descriptor(target.environment, target.resource, target.path, target.kind),
+            return {"session": view.session.id, "staged": change is not None, "document": view.descriptor(),
                     "changed_keys": change.changed_keys if change is not None else []}
-        stored = target.write(old.data, document)
+        stored = view.write(old.data, document, author, bound_by_patch_policy())
         if stored is None:
             return version_to_dict(document_obj.version(document, document.version))
         set_status(201)

@@ -100,3 +100,40 @@ def test_history_is_constant_in_versions(cdb, query_counter, demo):
     for value in range(1, 10):
         cdb.put(1, "1", {"v": value})
     assert _count(query_counter, lambda: cdb.app.get(url)) == one
+
+
+def _staged_hierarchy(cdb, depth, nodes, versions):
+    """``_hierarchy``, then a session that stages a document at every level down to the node's."""
+    env_id, path = _hierarchy(cdb, depth, nodes, versions)
+    rid = cdb.app.get(API + "/resource_definitions").json[-1]["id"]  # a write by name is a 308
+    session = cdb.app.post_json(API + "/environments/{0}/configure".format(env_id), {}).json["id"]
+    header = {"X-Configuration-Session": session}
+    level = ""
+    for name, value in zip(path.split("/")[0::2], path.split("/")[1::2]):
+        cdb.put(env_id, rid, {"staged": name}, levels=level, kind="overrides", headers=header)
+        level += "{0}/{1}/".format(name, value)
+    cdb.put(env_id, rid, {"staged": "node"}, levels=level, kind="overrides", headers=header)
+    return env_id, path, header
+
+
+@pytest.mark.parametrize("query", ["effective", "effective&show_lookup&key=staged"])
+def test_effective_get_in_a_session_is_constant_in_depth_nodes_versions_and_staged_documents(
+        cdb, query_counter, query):
+    """A session's reads skip the read cache: what the merge of staged over stored costs is counted."""
+    small_env, small_path, small_header = _staged_hierarchy(cdb, depth=1, nodes=1, versions=1)
+    small = _count(query_counter, lambda: cdb.get(small_env, "r", small_path, query=query, headers=small_header))
+    cdb.app.delete(API + "/environments/{0}".format(small_env))
+    cdb.app.delete(API + "/components/1")
+    big_env, big_path, big_header = _staged_hierarchy(cdb, depth=5, nodes=20, versions=8)
+    answer = cdb.get(big_env, "r", big_path, query=query, headers=big_header)
+    if "key" in query:  # the node's staged override, traced to where it is staged
+        assert answer.json == ["node", "/" + big_path, "overrides"]
+    else:
+        assert answer.json["staged"] == "node"
+    big = _count(query_counter, lambda: cdb.get(big_env, "r", big_path, query=query, headers=big_header))
+    assert small == big
+    assert big == 6  # environment, data source, session, versions (the ETag), documents, staged documents
+    revalidation = _count(query_counter, lambda: cdb.get(
+        big_env, "r", big_path, query=query, headers=dict(big_header, **{"If-None-Match": answer.headers["ETag"]}),
+        status=304))
+    assert revalidation == 4  # no documents read, no merge

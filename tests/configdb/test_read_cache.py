@@ -1,4 +1,4 @@
-"""The cache of document answers (``nailgun_platform.read_cache``, ``objects.read_state``) never replays a
+"""The cache of document answers (``nailgun_platform.read_cache``, ``objects.fingerprint``) never replays a
 stale one: after any sequence of writes, of every kind, every read through an application with the
 cache answers exactly what an application without it computes (status, body, ETag, masking), for
 clear and masked readers, by id and by name, by node id and FQDN, effective or not.

@@ -1,5 +1,7 @@
-"""What every GET of a document's URL depends on, read in one statement of one row: the
-fingerprint by which the host's cache of answers (``nailgun_platform.read_cache``) replays them.
+"""The fingerprint seam of ConfigDB's documents: what every GET of a document's URL depends on, read in
+one statement of one row. ``urls.py`` hands ``of_documents`` to the document route
+(``route(..., fingerprint=)``); the platform's cache of answers (``nailgun_platform.read_cache``) replays
+a kept answer, or a 304, while it returns what it returned when the answer was computed.
 
 A document's answer (values, overrides, effective, with lookup, as of a version, one key) is a
 function of the environment (its documents, levels, whether it is linked, and ``created_at``

@@ -1,0 +1,104 @@
+"""One ConfigDB document as a request sees it: through its configuration session, and merged with
+the levels above it (effective values), now or as of one of its versions; and written or staged.
+
+The handlers (``api.documents``) address the document (the URL, its 404s, the 308 of a name) and
+answer ETags and conditional requests; what the document holds for a request is decided here, from
+the stores (``objects.document``, ``objects.staging``), never from a storage driver. A read runs the
+same statements whatever the depth of levels, the nodes or the versions
+(``tests/configdb/test_query_counts.py``).
+"""
+from nailgun_ext_configdb.models import OVERRIDES, VALUES
+from nailgun_ext_configdb.objects import document as document_obj
+from nailgun_ext_configdb.objects import levels, merge, resource_definition, secrets, staging, write_policy
+
+
+class DocumentView:
+    """The ``kind`` document of ``resource`` at the level ``pairs`` of ``environment``, as seen in the
+    configuration ``session`` (None: the stored documents only)."""
+
+    def __init__(self, environment, resource, pairs, kind, session=None):
+        self.environment = environment
+        self.resource = resource
+        self.pairs = pairs
+        self.path = levels.join(pairs)
+        self.kind = VALUES if kind == VALUES else OVERRIDES
+        self.session = session
+
+    def document(self, with_data=True):
+        """The stored document, or None."""
+        return document_obj.find(self.environment.id, self.resource.id, self.path, self.kind, with_data)
+
+    def data(self, document):
+        """The document's content as this request sees it, clear: the session's staged one, or the stored."""
+        return staging.view(self.session, self.resource, self.path, self.kind, document)
+
+    def version(self, number):
+        """The stored version ``number`` of the document (404 without one)."""
+        return document_obj.version(self.document(), number)
+
+    def edited(self, document):
+        """What a keys operation or a patch starts from: the staged document as sent, or the stored one."""
+        return staging.as_sent(self.session, self.resource, self.path, self.kind, document)
+
+    def keep_staged(self, patched):
+        """A patch's result with the masks it left alone put back to what the session stages there."""
+        return staging.keep_staged(self.session, self.resource, self.path, self.kind, patched)
+
+    def descriptor(self):
+        """What a session's change of this document says it is."""
+        return staging.descriptor(self.environment, self.resource, self.path, self.kind)
+
+    def tagged(self, data):
+        """What an ETag of ``data`` read in this view is the hash of: ``data``, with the session and
+        when it last changed (a staged answer is not the stored one)."""
+        if self.session is None:
+            return data
+        return [self.session.id, self.session.updated_at.isoformat(), data]
+
+    def save(self, data, document, author, bound):
+        """Write ``data``, or stage it in the session; the stored version, the staged change or None
+        (nothing changed). ``author`` and ``bound`` as ``write``."""
+        if self.session is not None:
+            return staging.stage(self.session, self.environment, self.resource, self.path, self.kind, data,
+                                 document, bound=bound)
+        return self.write(data, document, author, bound)
+
+    def write(self, data, document, author, bound):
+        """Store ``data`` over ``document``; the mask at a secret leaf keeps the stored value. What it
+        changes, in it and in the effective values at its level, must be what the definition's patch
+        policy allows when the writer is ``bound`` by it (``write_policy``). ``author()``: whom the
+        version is recorded as written by, asked once every check has passed."""
+        stored = document.data if document is not None else {}
+        data = secrets.unmask(self.resource, data, stored)
+        if bound:
+            write_policy.check(self.environment, self.resource, self.path, self.kind, stored, data)
+        if self.kind == VALUES:
+            resource_definition.validate_values(self.resource, data)
+        return document_obj.write(self.environment, self.resource, self.path, self.kind, data, author(),
+                                  document=document)
+
+    def effective_state(self):
+        """What the effective values here are a function of, read without their content (one light
+        query): what the data source marks secret, the environment (``created_at`` tells a re-created one
+        apart), the level, and the version of every document merged."""
+        heads = document_obj.heads(self.environment.id, self.resource.id, levels.prefixes(self.pairs))
+        return [self.resource.secret_schemas, self.environment.id, self.environment.created_at.isoformat(),
+                self.path, [list(head) for head in heads]]
+
+    def effective(self, version=None):
+        """``(merged, lookup, layers)``: the merged values, their provenance and the documents merged
+        (broadest level first, values before overrides), as the session sees them now or, stored only,
+        as they were when this document had its ``version``."""
+        paths = levels.prefixes(self.pairs)
+        documents = document_obj.chain(self.environment.id, self.resource.id, paths)
+        if version is None:
+            documents = staging.chain(self.session, self.environment, self.resource, paths, documents)
+            placed = {(d.level_path, d.kind): d.data for d in documents}
+        else:
+            mine = next((d for d in documents if d.level_path == self.path and d.kind == self.kind), None)
+            data = document_obj.data_as_of(documents, document_obj.version(mine, version).revision)
+            placed = {(d.level_path, d.kind): data.get(d.id, {}) for d in documents}
+        layers = [((path, kind), placed[path, kind]) for path in paths for kind in (VALUES, OVERRIDES)
+                  if (path, kind) in placed]
+        merged, lookup = merge.effective(layers)
+        return merged, lookup, [layer for _, layer in layers]
