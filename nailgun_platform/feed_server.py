@@ -1,4 +1,5 @@
-"""The server of ``nailgun-feed`` (``nailgun_host.cmd.feed``): the API for long-waiting readers (the change feed), without a thread per waiter.
+"""The server of ``nailgun-feed`` (``nailgun_host.cmd.feed``): the API for long-waiting readers (the change
+feed), without a thread per waiter.
 
 It serves the same WSGI application as ``nailgun-api``/waitress, each request run in a bounded
 thread pool, so identity, policy, bodies and errors are identical. When a handler may wait

@@ -236,7 +236,8 @@ def _extends(segments, parts):
 
 
 def _same(first, second):
-    """JSON equality (``json_equality.rfc6902_equal``), Python's ``==`` in C answering first when it says they differ."""
+    """JSON equality (``json_equality.rfc6902_equal``), Python's ``==`` in C answering first when it says they
+    differ."""
     return first == second and rfc6902_equal(first, second)
 
 

@@ -6,6 +6,7 @@ list. The host imports the platform's modules directly; the platform imports nei
 extension (``platform-beneath-host``): what it needs of them is handed in.
 """
 from nailgun_platform import notify, patching, secrets, user_schemas
+from nailgun_platform.clock import now
 from nailgun_platform.etags import none_match
 from nailgun_platform.json_equality import rfc6902_equal, type_strict_equal
 from nailgun_platform.json_rules import MAX_DEPTH, validate_schema
@@ -18,6 +19,8 @@ __all__ = [
     "secrets", "classify", "keys", "masking", "pointers", "sealing", "SealedJSON",
     # JSON: patches, the two equalities side by side, the depth limit and the schema check, user schemas
     "patching", "rfc6902_equal", "type_strict_equal", "MAX_DEPTH", "validate_schema", "user_schemas",
+    # the one clock (naive UTC, as every timestamp column stores it)
+    "now",
     # HTTP answers: If-None-Match
     "none_match",
     # configuration sessions: a deploy's history, its secrets masked

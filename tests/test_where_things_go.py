@@ -111,6 +111,7 @@ def test_each_row_respects_the_faces(question, package, where):
                             path.relative_to(ROOT), question, module)
                 elif name.startswith("nailgun_platform/"):
                     assert inside not in ("nailgun_host",) + EXTENSIONS, (
-                        "{0} (row {1!r}) is platform code importing {2}".format(path.relative_to(ROOT), question, module))
+                        "{0} (row {1!r}) is platform code importing {2}".format(
+                            path.relative_to(ROOT), question, module))
             if path.name == "public.py" or path.relative_to(ROOT).as_posix() == "nailgun_platform/client/__init__.py":
                 assert "__all__" in path.read_text(), "the face {0} has no __all__".format(name)

@@ -48,5 +48,5 @@ class ConfigDeployments(ConfigEnvironment, client.Deployments):
 def document_label(descriptor):
     """How the commands name a ConfigDB document staged in a session (``nailgun_platform.client.documents``):
     ``values of astute at /nodes/5/``."""
-    return "{0} of {1} at {2}".format(descriptor.get("kind"), descriptor.get("resource_name") or descriptor.get("resource"),
-                                      descriptor.get("level") or "/")
+    resource = descriptor.get("resource_name") or descriptor.get("resource")
+    return "{0} of {1} at {2}".format(descriptor.get("kind"), resource, descriptor.get("level") or "/")

@@ -31,7 +31,8 @@ def diff(old, new):
                          for key in y if key not in x)
         elif isinstance(x, list) and isinstance(y, list):
             common = min(len(x), len(y))
-            changed = [(x[i], y[i], "{0}/{1}".format(path, i)) for i in range(common) if not type_strict_equal(x[i], y[i])]
+            changed = [(x[i], y[i], "{0}/{1}".format(path, i)) for i in range(common)
+                       if not type_strict_equal(x[i], y[i])]
             stack.extend(reversed(changed))
             patch.extend({"op": "remove", "path": "{0}/{1}".format(path, i)}
                          for i in range(len(x) - 1, common - 1, -1))

@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from nailgun_host.cmd import startup
+from nailgun_host.cmd.startup import StartupError
 from nailgun_host.settings import settings
 from nailgun_platform import notify
 
@@ -13,7 +14,7 @@ def _tls_adapter(args):
     try:
         return BuiltinSSLAdapter(args.cert_file, args.key_file)
     except (OSError, ValueError) as exc:
-        raise startup.StartupError("cannot use the certificate {0} and key {1}: {2}".format(
+        raise StartupError("cannot use the certificate {0} and key {1}: {2}".format(
             args.cert_file, args.key_file, exc))
 
 
@@ -47,7 +48,7 @@ def serve(argv=None):
         try:
             server.prepare()
         except OSError as exc:
-            raise startup.StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
+            raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
         print("Nailgun API on {0}://{1}:{2}/api/v1 ({3}, authentication: {4})".format(
             scheme, args.host, args.port, startup.shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
         from nailgun_host import stats

@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from nailgun_host.cmd import startup
+from nailgun_host.cmd.startup import StartupError
 from nailgun_host.settings import settings
 from nailgun_platform import feed_server
 
@@ -26,7 +27,7 @@ def serve(argv=None):
         try:
             from aiohttp import web as aioweb
         except ImportError:
-            raise startup.StartupError("aiohttp is not installed: pip install 'fuel-nailgun-extensions[feed]'")
+            raise StartupError("aiohttp is not installed: pip install 'fuel-nailgun-extensions[feed]'")
         url = startup.load_settings(args)
         startup.configure_logging()
         args.cert_file = args.key_file = None
@@ -43,7 +44,7 @@ def serve(argv=None):
         try:
             aioweb.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
         except OSError as exc:
-            raise startup.StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
+            raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
         return 0
 
     return startup.run(parser, main, argv)

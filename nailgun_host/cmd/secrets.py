@@ -5,21 +5,22 @@ import sqlalchemy.exc
 
 from nailgun_host import db
 from nailgun_host.cmd import startup
+from nailgun_host.cmd.startup import StartupError
 from nailgun_host.db import migration
 
 
 def _migrated_database(url):
-    """Use the database at ``url`` (``db.configure``) if it exists and is migrated; startup.StartupError otherwise."""
+    """Use the database at ``url`` (``db.configure``) if it exists and is migrated; StartupError otherwise."""
     if startup.missing_sqlite_file(url):
-        raise startup.StartupError("no database at {0}: name the servers' database (--db-url, NAILGUN_DB_URL or "
+        raise StartupError("no database at {0}: name the servers' database (--db-url, NAILGUN_DB_URL or "
                            "DATABASE_URL)".format(startup.missing_sqlite_file(url)))
     startup.use_database(url, migrate=False)
     try:
         late = migration.behind(migration.read_status(url))
     except sqlalchemy.exc.DBAPIError as exc:
-        raise startup.StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
+        raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
     if late:
-        raise startup.StartupError("the database {0} is not migrated ({1} not at the head): run nailgun-syncdb".format(
+        raise StartupError("the database {0} is not migrated ({1} not at the head): run nailgun-syncdb".format(
             startup.shown(url), ", ".join(late)))
 
 
@@ -69,14 +70,14 @@ def secrets_keys(argv=None):
                 print("{0} stored value(s) not yet under the primary key".format(stale))
                 return 0
             if stale and not args.force:
-                raise startup.StartupError("{0} stored value(s) are not yet under the primary key: run nailgun-secrets "
+                raise StartupError("{0} stored value(s) are not yet under the primary key: run nailgun-secrets "
                                    "reencrypt first".format(stale))
             print("retired key(s): {0}".format(", ".join(map(str, keys.retire(path))) or "none"))
             return 0
         except keys.KeyRepositoryError as exc:
-            raise startup.StartupError(str(exc))
+            raise StartupError(str(exc))
         except sqlalchemy.exc.DBAPIError as exc:
-            raise startup.StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
+            raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
         finally:
             db.db.remove()
 

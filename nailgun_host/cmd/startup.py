@@ -194,7 +194,7 @@ def revoke_tokens(url, name, entry):
     from nailgun_host.auth import local, token_keys
 
     on_token_keys(url, "revoke the tokens of {0} (the users file is unchanged)".format(name),
-                   lambda engine: token_keys.revoke(engine, name, local.fingerprint(entry)))
+                  lambda engine: token_keys.revoke(engine, name, local.fingerprint(entry)))
 
 
 def rotate_token_key(url, revoke):

@@ -6,6 +6,7 @@ import sqlalchemy.exc
 
 from nailgun_host import db
 from nailgun_host.cmd import startup
+from nailgun_host.cmd.startup import StartupError
 from nailgun_host.db import migration
 
 
@@ -38,13 +39,13 @@ def syncdb(argv=None):
         logging.basicConfig(level=logging.WARNING if args.status else logging.INFO, format="%(message)s")
         url = startup.load_settings(args)
         if args.status and startup.missing_sqlite_file(url):  # connecting would create it (and its directories)
-            raise startup.StartupError("no database at {0}".format(startup.missing_sqlite_file(url)))
+            raise StartupError("no database at {0}".format(startup.missing_sqlite_file(url)))
         print("database: {0}".format(startup.shown(url)), flush=True)
         startup.use_database(url, migrate=not args.status, refuse_newer=False)
         try:
             state = migration.read_status(url)
         except sqlalchemy.exc.DBAPIError as exc:
-            raise startup.StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
+            raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
         finally:
             db.db.remove()
         for line in _revision_lines(state):

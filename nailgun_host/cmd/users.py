@@ -5,6 +5,7 @@ import os
 import sys
 
 from nailgun_host.cmd import startup
+from nailgun_host.cmd.startup import StartupError
 from nailgun_host.settings import settings
 
 
@@ -14,9 +15,9 @@ def _read_password(args):
     else:
         password = getpass.getpass("Password for {0}: ".format(args.name))
         if getpass.getpass("Again: ") != password:
-            raise startup.StartupError("the passwords differ")
+            raise StartupError("the passwords differ")
     if not password:
-        raise startup.StartupError("the password is empty")
+        raise StartupError("the password is empty")
     return password
 
 
@@ -55,18 +56,18 @@ def users(argv=None):
         try:
             content = local.load(path) if os.path.exists(path) else local.new_users_file()
         except local.UsersFileError as exc:
-            raise startup.StartupError(str(exc))
+            raise StartupError(str(exc))
         if args.command == "list":
             for name, entry in sorted(content["users"].items()):
                 print("{0}: {1}".format(name, ", ".join(entry.get("roles", []))))
             return 0
         if args.command == "delete":
             if args.name not in content["users"]:
-                raise startup.StartupError("no user {0} in {1}".format(args.name, path))
+                raise StartupError("no user {0} in {1}".format(args.name, path))
             startup.revoke_tokens(url, args.name, content["users"].pop(args.name))
         else:
             if not args.name or ":" in args.name or args.name != args.name.strip():
-                raise startup.StartupError("a user name must not be empty, contain ':' (HTTP Basic could not carry it) "
+                raise StartupError("a user name must not be empty, contain ':' (HTTP Basic could not carry it) "
                                    "or start or end with a space")
             unknown = sorted(set(args.role) - known_roles)
             if unknown:
@@ -75,11 +76,11 @@ def users(argv=None):
                       file=sys.stderr)
             entry = content["users"].get(args.name)
             if args.keep_password and entry is None:
-                raise startup.StartupError("no user {0} in {1}: give a password".format(args.name, path))
+                raise StartupError("no user {0} in {1}: give a password".format(args.name, path))
             try:
                 password = entry["password"] if args.keep_password else local.hash_password(_read_password(args))
             except ValueError as exc:
-                raise startup.StartupError(str(exc))
+                raise StartupError(str(exc))
             if entry is not None and password != entry["password"]:
                 startup.revoke_tokens(url, args.name, entry)
             content["users"][args.name] = {"password": password, "roles": sorted(set(args.role))}
@@ -87,7 +88,7 @@ def users(argv=None):
         try:
             local.save(path, content)
         except OSError as exc:
-            raise startup.StartupError("cannot write {0}: {1}".format(path, exc))
+            raise StartupError("cannot write {0}: {1}".format(path, exc))
         return 0
 
     return startup.run(parser, main, argv)

@@ -7,8 +7,9 @@ back is classified exactly like the stored one it was read from.
 - By name (``by_name``): every leaf under a key whose name matches one of the name patterns,
   so that a document uploaded without a schema (an astute.yaml) is covered.
 - By schema (``by_schema``): every leaf under a schema node marked ``"format": "password"`` or
-  ``"x-secret": true`` (at any depth, through ``properties``, ``patternProperties``, ``additionalProperties``, ``items``, ``not``, ``dependencies``,
-  ``additionalItems``, ``allOf``/``anyOf``/``oneOf`` and ``$ref`` inside the schema).
+  ``"x-secret": true`` (at any depth, through ``properties``, ``patternProperties``, ``additionalProperties``,
+  ``items``, ``not``, ``dependencies``, ``additionalItems``, ``allOf``/``anyOf``/``oneOf`` and ``$ref`` inside
+  the schema).
   An extension composes the two into its own classifier (ConfigDB's: ``nailgun_ext_configdb.objects.secrets``).
 - Nailgun attributes (``attribute_pointers``): the ``value`` of every field of type
   ``password``, or whose key matches a name pattern. Only the value: a field's label, type

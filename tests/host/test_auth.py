@@ -271,7 +271,7 @@ def test_a_changed_password_counts_at_once(local_app, db_url, tmp_path, monkeypa
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=200)  # now in the cache
     monkeypatch.setattr("sys.stdin", io.StringIO("new-pw\n"))
     assert users.users(["--db-url", db_url, "--users-file", str(tmp_path / "users.yaml"), "set", "reader", "--role",
-                         "reader"]) == 0
+                        "reader"]) == 0
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
     local_app.get("/api/v1/clusters/", headers=basic("reader", "new-pw"), status=200)
 
@@ -371,7 +371,7 @@ def test_local_tokens_keep_their_expiry_and_die_with_a_password_change(local_app
     local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": again["id"]}, status=200)
     monkeypatch.setattr("sys.stdin", io.StringIO("changed-pw\n"))
     assert users.users(["--db-url", db_url, "--users-file", str(tmp_path / "users.yaml"), "set", "member", "--role",
-                         "member"]) == 0
+                        "member"]) == 0
     for token in (first["id"], again["id"]):
         local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, status=401)
 

@@ -143,7 +143,7 @@ def test_keys_whose_tokens_expired_are_dropped_at_the_next_rotation(hosts, db_ur
     config = first_file.parent / "ttl.yaml"
     config.write_text("AUTH: {token_ttl: 0}\n")
     assert users.users(["--config", str(config), "--db-url", db_url, "--users-file", str(first_file),
-                         "rotate-token-key"]) == 0
+                        "rotate-token-key"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].endswith("keys that still open tokens: 3, 2")
 
 
@@ -218,6 +218,6 @@ def test_deleting_needs_the_database_and_leaves_the_file_when_it_cannot_revoke(t
     before = users_file.read_text()
     with pytest.raises(SystemExit):
         users.users(["--db-url", "sqlite:///" + str(tmp_path / "none.db"), "--users-file", str(users_file),
-                      "delete", "member"])
+                     "delete", "member"])
     assert "no database at" in capsys.readouterr().err
     assert users_file.read_text() == before
