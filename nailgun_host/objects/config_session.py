@@ -28,6 +28,8 @@ import uuid
 
 import sqlalchemy as sa
 
+from nailgun_platform.clock import now
+
 from nailgun_host import errors, extensions, secrets
 from nailgun_host.db import db
 from nailgun_host.db.models import (ACTIVE_TASK_STATUSES, CLUSTER_TASK_NAMES, SESSION_SCOPES, Cluster,
@@ -51,10 +53,6 @@ class Scope(tuple):
 
     kind = property(lambda self: self[0])
     environment_id = property(lambda self: self[1])
-
-
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def scope_of(session):
