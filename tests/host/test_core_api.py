@@ -4,7 +4,7 @@ import ipaddress
 import pytest
 from hypothesis import HealthCheck, given, settings as settings_profile, strategies as st
 
-from nailgun_host import errors, validation
+from nailgun_host import errors, orchestrator, validation
 from nailgun_host.db.models import Cluster, IPAddr, Task
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects import task as task_obj
@@ -307,6 +307,43 @@ def test_the_orchestrator_answer_finishes_a_deployment_or_fails_it(app, env, ses
     assert env.get_node(deployed["id"])["status"] == "ready"
     assert app.get("/api/v1/clusters/{0}/".format(cluster["id"])).json["status"] == "error"
     assert app.get("/api/v1/tasks/{0}/".format(task["id"])).json["message"] == "puppet failed"
+
+
+class PluggedOrchestrator:
+    """An orchestrator of a deployment's own, plugged in as the seam says (``orchestrator.set_orchestrator``)."""
+
+    def __init__(self):
+        self.casts, self.reachable = [], True
+
+    def cast(self, task, message):
+        if not self.reachable:
+            raise errors.ServiceUnavailable("The orchestrator cannot be reached")
+        self.casts.append((task.uuid, message["method"], message["args"]["task_uuid"]))
+
+
+@pytest.fixture
+def plugged_orchestrator():
+    plugged = PluggedOrchestrator()
+    orchestrator.set_orchestrator(plugged)
+    yield plugged
+    orchestrator.set_orchestrator(None)
+
+
+def test_a_plugged_in_orchestrator_gets_each_task_and_one_it_cannot_reach_leaves_nothing(
+        app, env, session, plugged_orchestrator):
+    cluster = env.create_cluster()
+    node = env.create_node(cluster_id=cluster["id"], roles=["controller"])
+    plugged_orchestrator.reachable = False
+    response = app.put("/api/v1/clusters/{0}/provision/".format(cluster["id"]), status=503)
+    assert response.json["message"] == "The orchestrator cannot be reached"
+    assert app.get("/api/v1/tasks/?cluster_id={0}".format(cluster["id"])).json == []
+    assert env.get_node(node["id"])["status"] == node["status"] != "provisioning"
+    assert app.get("/api/v1/clusters/{0}/".format(cluster["id"])).json["status"] == "new"
+    plugged_orchestrator.reachable = True
+    task = app.put("/api/v1/clusters/{0}/provision/".format(cluster["id"]), status=202).json
+    assert plugged_orchestrator.casts == [(task["uuid"], "native_provision", task["uuid"])]
+    assert env.get_node(node["id"])["status"] == "provisioning"
+    assert session.get(Task, task["id"]).cache == {}  # the default orchestrator, which records it, is out
 
 
 @pytest.mark.parametrize("response, status", [
