@@ -230,7 +230,6 @@ class Task(Base):
 
 
 SESSION_SCOPES = ("cluster", "config")
-SESSION_STATES = ("open", "deploying", "deployed", "invalid", "abandoned", "expired")
 
 
 class ConfigSession(Base):

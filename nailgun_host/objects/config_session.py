@@ -38,8 +38,6 @@ from nailgun_host.secrets import masking, sealing
 from nailgun_host.secrets.patches import patch_secrets
 from nailgun_host.settings import settings
 
-#: states a session never leaves
-FINAL = ("deployed", "invalid", "abandoned", "expired")
 #: the bounds of a session's ``ttl`` (seconds) a client may ask for
 MIN_TTL, MAX_TTL = 60, 604800
 
