@@ -12,15 +12,13 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.orm import Mapped, mapped_column
 
+from nailgun_platform.clock import now
+
 from nailgun_host.db import Base, JSONType
 from nailgun_host.db.sealed import SealedJSON
 
 PREFIX = "configdb_"
 VALUES, OVERRIDES = "values", "overrides"
-
-
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 class Component(Base):

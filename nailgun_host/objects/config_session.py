@@ -28,6 +28,8 @@ import uuid
 
 import sqlalchemy as sa
 
+from nailgun_platform.clock import now
+
 from nailgun_host import errors, extensions, secrets
 from nailgun_host.db import db
 from nailgun_host.db.models import (ACTIVE_TASK_STATUSES, CLUSTER_TASK_NAMES, SESSION_SCOPES, Cluster,
@@ -36,8 +38,6 @@ from nailgun_host.secrets import masking, sealing
 from nailgun_host.secrets.patches import patch_secrets
 from nailgun_host.settings import settings
 
-#: states a session never leaves
-FINAL = ("deployed", "invalid", "abandoned", "expired")
 #: the bounds of a session's ``ttl`` (seconds) a client may ask for
 MIN_TTL, MAX_TTL = 60, 604800
 
@@ -51,10 +51,6 @@ class Scope(tuple):
 
     kind = property(lambda self: self[0])
     environment_id = property(lambda self: self[1])
-
-
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def scope_of(session):

@@ -3,10 +3,12 @@ on the request's session and transaction."""
 import sqlalchemy as sa
 from sqlalchemy import exc
 
+from nailgun_platform.clock import now
+
 from nailgun_host import errors
 from nailgun_host.db import db
 from nailgun_host.db.sealed import reseal
-from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Document, DocumentVersion, ResourceDefinition, now
+from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Document, DocumentVersion, ResourceDefinition
 from nailgun_ext_configdb.storage.drivers import base
 
 
