@@ -13,14 +13,10 @@ from sqlalchemy import orm
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nailgun_host.public import Base, JSONType
-from nailgun_platform.public import SealedJSON
+from nailgun_platform.public import SealedJSON, now
 
 PREFIX = "configdb_"
 VALUES, OVERRIDES = "values", "overrides"
-
-
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 class Component(Base):

@@ -5,10 +5,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nailgun_host.public import Base
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+from nailgun_platform.public import now
 
 
 class UpgradeRelation(Base):
@@ -23,4 +20,4 @@ class UpgradeRelation(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     orig_cluster_id: Mapped[int] = mapped_column(sa.Integer, unique=True)
     seed_cluster_id: Mapped[int] = mapped_column(sa.Integer, unique=True)
-    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=now)

@@ -47,9 +47,14 @@ class SettingsError(ValueError):
 class BaseExtension(abc.ABC):
     """What an extension declares; every callback defaults to doing nothing."""
 
+    #: ``[{"uri": regex, "handler": BaseHandler subclass}]``: routes the app mounts under ``/api/v1`` and ``/api``
+    #: when it is built (``app.collect_routes``), after the host's own
     urls = []
+    #: ``BasePipeline`` subclasses run on the deployment and provisioning info of the clusters that enable
+    #: the extension (``pipelines_for``), after the ``on_before_*_serialization`` callbacks
     data_pipelines = []
-    #: names of methods other code may call through ``call_provided``
+    #: names of methods other code may call through ``call_provided``, the seam between extensions
+    #: (listed by ``GET /extensions``)
     provides = []
 
     @property
@@ -73,15 +78,13 @@ class BaseExtension(abc.ABC):
         return None
 
     @classmethod
-    def full_name(cls):
-        return "{0}-{1}".format(cls.name, cls.version)
-
-    @classmethod
     def table_prefix(cls):
+        """``<name>_``: what the extension's table names start with (handed to its migrations)."""
         return "{0}_".format(cls.name)
 
     @classmethod
     def alembic_table_version(cls):
+        """``<name>_alembic_version``: the extension's own alembic version table (``nailgun-syncdb``)."""
         return "{0}alembic_version".format(cls.table_prefix())
 
     # Lifecycle callbacks. Each fires inside the transaction of the request that caused the
@@ -95,10 +98,6 @@ class BaseExtension(abc.ABC):
     @classmethod
     def on_node_update(cls, node):
         """A node's fields, roles or cluster changed (PUT /nodes, assignment); fired after the change."""
-
-    @classmethod
-    def on_node_reset(cls, node):
-        """A node is being reset to discovery; not fired by this host, which has no reset (Nailgun's contract)."""
 
     @classmethod
     def on_node_delete(cls, node):
@@ -266,6 +265,7 @@ class BaseExtension(abc.ABC):
         """Provisioning info of ``nodes`` is about to be built for a provisioning task."""
 
     def to_dict(self):
+        """What ``GET /extensions`` (and the API root, ``/api/v1``) say of the extension."""
         return {
             "name": self.name,
             "version": self.version,
@@ -334,6 +334,7 @@ def fire(callback, *args):
 
 
 def fire_for_cluster(cluster, callback, *args):
+    """Fire a callback on the extensions the cluster enables only (the ``on_before_*`` ones)."""
     for extension in extensions_for(cluster):
         getattr(extension, callback)(*args)
 
@@ -347,4 +348,5 @@ def call_provided(name, *args, **kwargs):
 
 
 def pipelines_for(cluster):
+    """The data pipelines of the extensions the cluster enables, in load order."""
     return [p for e in extensions_for(cluster) for p in e.data_pipelines]

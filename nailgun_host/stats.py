@@ -13,7 +13,6 @@ Every answer is counted twice in its process, both cheaply (no I/O on the reques
 Both need the ``nailgun:read_stats`` policy rule (admins and the ``monitoring`` role).
 """
 import atexit
-import datetime
 import json
 import logging
 import os
@@ -30,6 +29,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from nailgun_host import auth, errors, policy
 from nailgun_host.db import get_engine
 from nailgun_host.db.models import RequestStatsCount, RequestStatsHost
+from nailgun_platform import clock
 
 LOG = logging.getLogger(__name__)
 HOST = socket.gethostname()
@@ -38,10 +38,6 @@ METRICS_PATH = "/metrics"
 METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
 #: response-time buckets, in seconds: replayed reads (well under 5 ms) to long feed waits
 BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 class Tally:
@@ -199,7 +195,7 @@ def flush(engine=None):
     global _flush_failed
     engine = engine or get_engine()
     counts = _tally.take()
-    now = _now()
+    now = clock.now()
     hosts, totals = RequestStatsHost.__table__, RequestStatsCount.__table__
     host_row = _insert(engine, hosts).values(host=HOST, created_at=now, updated_at=now,
                                              cpu_percent=psutil.cpu_percent(interval=None),

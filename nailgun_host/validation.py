@@ -72,44 +72,55 @@ def check_storable(data):
 
     A number too large for a float (1e400) decodes as Infinity, which no answer may carry.
     Walks one nesting level at a time, without recursion (a deep document cannot exhaust the
-    stack); every write of a large document passes here, so the loop is inlined and tests exact types first.
+    stack); every write of a large document passes here, so each level is one flat loop that tests
+    exact types first.
     """
     level, depth = [[data]], -1  # the document is the one item of a list around it
     while level:
+        if depth >= MAX_DEPTH:
+            raise errors.InvalidData("Values must not nest deeper than {0} levels".format(MAX_DEPTH))
         nested = []
         for container in level:
-            if depth >= MAX_DEPTH:
-                raise errors.InvalidData("Values must not nest deeper than {0} levels".format(MAX_DEPTH))
-            values = container
             if type(container) is dict or isinstance(container, dict):
-                sealing.refuse_marker(container)
-                values = container.values()
-                for key in container:
-                    if type(key) is not str:
-                        if isinstance(key, str) and "\x00" in key:
-                            _refuse_nul()
-                    elif "\x00" in key:
-                        _refuse_nul()
-            for value in values:
-                kind = type(value)
-                if kind is str:
-                    if "\x00" in value:
-                        _refuse_nul()
-                elif kind is dict or kind is list:
-                    nested.append(value)
-                elif kind is float:
-                    if not -_INFINITY < value < _INFINITY:  # NaN too: it compares false with everything
-                        _refuse_infinite()
-                elif kind is int or kind is bool or value is None:
-                    continue
-                elif isinstance(value, (dict, list)):  # subclasses
-                    nested.append(value)
-                elif isinstance(value, str) and "\x00" in value:
-                    _refuse_nul()
-                elif isinstance(value, float) and not -_INFINITY < value < _INFINITY:
-                    _refuse_infinite()
+                _check_keys(container)
+                container = container.values()
+            _check_values(container, nested)
         level, depth = nested, depth + 1
     return data
+
+
+def _check_keys(mapping):
+    """An object's keys: no ``$fernet``, no NUL in a string key."""
+    sealing.refuse_marker(mapping)
+    for key in mapping:
+        if (type(key) is str or isinstance(key, str)) and "\x00" in key:
+            _refuse_nul()
+
+
+def _check_values(values, nested):
+    """Scalars checked here; the objects and lists among ``values`` are added to ``nested``, the next level."""
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            if "\x00" in value:
+                _refuse_nul()
+        elif kind is dict or kind is list:
+            nested.append(value)
+        elif kind is float:
+            if not -_INFINITY < value < _INFINITY:  # NaN too: it compares false with everything
+                _refuse_infinite()
+        elif not (kind is int or kind is bool or value is None):
+            _check_subclassed(value, nested)
+
+
+def _check_subclassed(value, nested):
+    """A value of a subclass of dict, list, str or float (not from JSON, from Python callers), or of another type."""
+    if isinstance(value, (dict, list)):
+        nested.append(value)
+    elif isinstance(value, str) and "\x00" in value:
+        _refuse_nul()
+    elif isinstance(value, float) and not -_INFINITY < value < _INFINITY:
+        _refuse_infinite()
 
 
 _INFINITY = float("inf")

@@ -28,6 +28,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable
 from nailgun_host.db import expect_writes, get_engine
 from nailgun_host.db.models import TokenKey, TokenRevocation
+from nailgun_platform import clock
 
 #: seconds a process trusts its copy of the keys and revocations
 REFRESH = 1.0
@@ -45,10 +46,6 @@ _Copy = collections.namedtuple("_Copy", "engine loaded signer opener revoked")
 def _new_key():
     """A new token key as its column holds it: sealed with the secrets' keys on its way to the database."""
     return {FERNET_KEY: Fernet.generate_key().decode()}
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _create_first_key(engine):
@@ -123,7 +120,7 @@ def rotate(engine, token_ttl, revoke=False):
 
     Returns ``(new primary id, ids of the keys that still open tokens)``.
     """
-    now = _now()
+    now = clock.now()
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":  # one rotation at a time: the second waits, then goes on
             connection.execute(sa.text("LOCK TABLE auth_token_keys IN EXCLUSIVE MODE"))
@@ -142,6 +139,6 @@ def revoke(engine, user_name, fingerprint):
     try:
         with engine.begin() as connection:
             connection.execute(sa.insert(_REVOCATIONS), {"user_name": user_name, "password_fingerprint": fingerprint,
-                                                         "revoked_at": _now()})
+                                                         "revoked_at": clock.now()})
     except sa.exc.IntegrityError:
         pass  # revoked already

@@ -7,12 +7,8 @@ from sqlalchemy import orm
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nailgun_host.db import Base, JSONType
-from nailgun_platform import secrets
+from nailgun_platform import clock, secrets
 from nailgun_platform.sealed import SealedJSON
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 class Release(Base):
@@ -53,7 +49,7 @@ class Cluster(Base):
     networking_parameters: Mapped[dict] = mapped_column(default=dict)
     network_template: Mapped[dict | None] = mapped_column(JSONType)
     pending_changes: Mapped[list] = mapped_column(default=list)
-    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=clock.now)
     #: bumped by every change of the environment model (a direct PATCH, a deployed session)
     revision: Mapped[int] = mapped_column(sa.BigInteger, default=0, server_default="0")
 
@@ -158,7 +154,7 @@ class Node(Base):
     replaced_provisioning_info: Mapped[dict] = mapped_column(default=dict)
     network_template: Mapped[dict | None] = mapped_column(JSONType)
     pending_changes: Mapped[list] = mapped_column(default=list)
-    timestamp: Mapped[datetime.datetime] = mapped_column(default=_now)
+    timestamp: Mapped[datetime.datetime] = mapped_column(default=clock.now)
 
     cluster: Mapped[Cluster | None] = orm.relationship(back_populates="nodes")
     interfaces: Mapped[list["NodeInterface"]] = orm.relationship(
@@ -232,7 +228,6 @@ class Task(Base):
 
 
 SESSION_SCOPES = ("cluster", "config")
-SESSION_STATES = ("open", "deploying", "deployed", "invalid", "abandoned", "expired")
 
 
 class ConfigSession(Base):
@@ -263,8 +258,8 @@ class ConfigSession(Base):
     version: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     #: per extension (by name), what it needs to tell later what changed since the opening
     base: Mapped[dict] = mapped_column(default=dict)
-    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
-    updated_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=clock.now)
+    updated_at: Mapped[datetime.datetime] = mapped_column(default=clock.now)
     expires_at: Mapped[datetime.datetime] = mapped_column()
     deployed_at: Mapped[datetime.datetime | None] = mapped_column()
     #: the scope revision the deploy landed in
@@ -303,7 +298,7 @@ class ConfigSessionChange(Base):
     #: staged (ConfigDB: the document's revision then; the model: a digest of it)
     base: Mapped[dict | None] = mapped_column(JSONType)
     changed_keys: Mapped[list] = mapped_column(default=list)
-    updated_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    updated_at: Mapped[datetime.datetime] = mapped_column(default=clock.now)
 
     session: Mapped[ConfigSession] = orm.relationship(back_populates="changes")
 
@@ -318,8 +313,8 @@ class RequestStatsHost(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     host: Mapped[str] = mapped_column(sa.String(255), unique=True)
-    created_at: Mapped[datetime.datetime] = mapped_column(default=_now)
-    updated_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    created_at: Mapped[datetime.datetime] = mapped_column(default=clock.now)
+    updated_at: Mapped[datetime.datetime] = mapped_column(default=clock.now)
     cpu_percent: Mapped[float] = mapped_column(default=0.0)
     cpu_count: Mapped[int] = mapped_column(default=1)
 
@@ -359,4 +354,4 @@ class TokenRevocation(Base):
 
     user_name: Mapped[str] = mapped_column(sa.String(512), primary_key=True)
     password_fingerprint: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    revoked_at: Mapped[datetime.datetime] = mapped_column(default=_now)
+    revoked_at: Mapped[datetime.datetime] = mapped_column(default=clock.now)

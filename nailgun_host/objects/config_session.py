@@ -33,10 +33,9 @@ from nailgun_host.db import db
 from nailgun_host.db.models import (ACTIVE_TASK_STATUSES, CLUSTER_TASK_NAMES, SESSION_SCOPES, Cluster,
                                     ConfigSession, ConfigSessionChange, Task)
 from nailgun_host.settings import settings
+from nailgun_platform.clock import now
 from nailgun_platform.session_history import seal_history
 
-#: states a session never leaves
-FINAL = ("deployed", "invalid", "abandoned", "expired")
 #: the bounds of a session's ``ttl`` (seconds) a client may ask for
 MIN_TTL, MAX_TTL = 60, 604800
 
@@ -50,10 +49,6 @@ class Scope(tuple):
 
     kind = property(lambda self: self[0])
     environment_id = property(lambda self: self[1])
-
-
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def scope_of(session):

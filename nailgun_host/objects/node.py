@@ -268,7 +268,16 @@ def interface_to_dict(interface):
 
 
 def set_interfaces(node, data):
-    """Replace interface-network assignments and bonds as the body describes them."""
+    """Replace interface-network assignments and bonds as the body describes them: all checked
+    before anything changes."""
+    _apply_interfaces(node, _checked_interfaces(node, data))
+    pending_changes.record(node, "interfaces", node.id)
+    db.flush()
+
+
+def _checked_interfaces(node, data):
+    """``{name: (spec, networks)}`` of the body's interfaces; InvalidData when a network is not the node's
+    to assign or is assigned twice, an ether interface is unknown, or a bond has fewer than two NICs."""
     allowed = {n.id: n for n in network.cluster_networks(node.cluster) if n.group_id == node.group_id} \
         if node.cluster else {}
     admin = network.admin_network()
@@ -277,23 +286,38 @@ def set_interfaces(node, data):
     seen_networks = set()
     wanted = {}
     for spec in data:
-        name = spec.get("name")
-        assigned = []
-        for ref in spec.get("assigned_networks", []):
-            target = allowed.get(ref.get("id"))
-            if target is None:
-                raise errors.InvalidData("Network {0} cannot be assigned to node {1}".format(ref.get("id"), node.id))
-            if target.id in seen_networks:
-                raise errors.InvalidData("Network '{0}' is assigned to more than one interface".format(target.name))
-            seen_networks.add(target.id)
-            assigned.append(target)
-        if spec.get("type", "ether") == "bond":
-            slaves = [s["name"] for s in spec.get("slaves", [])]
-            if any(s not in by_name or by_name[s].type != "ether" for s in slaves) or len(slaves) < 2:
-                raise errors.InvalidData("Bond '{0}' needs at least two existing NICs as slaves".format(name))
-        elif name not in by_name:
-            raise errors.InvalidData("Node {0} has no interface '{1}'".format(node.id, name))
-        wanted[name] = (spec, assigned)
+        assigned = [_assignable(node, allowed, ref.get("id"), seen_networks)
+                    for ref in spec.get("assigned_networks", [])]
+        _check_interface(node, spec, by_name)
+        wanted[spec.get("name")] = (spec, assigned)
+    return wanted
+
+
+def _assignable(node, allowed, network_id, seen_networks):
+    """The network to assign; once only per body."""
+    target = allowed.get(network_id)
+    if target is None:
+        raise errors.InvalidData("Network {0} cannot be assigned to node {1}".format(network_id, node.id))
+    if target.id in seen_networks:
+        raise errors.InvalidData("Network '{0}' is assigned to more than one interface".format(target.name))
+    seen_networks.add(target.id)
+    return target
+
+
+def _check_interface(node, spec, by_name):
+    """A bond is made of two or more of the node's NICs; any other interface is one the node has."""
+    name = spec.get("name")
+    if spec.get("type", "ether") == "bond":
+        slaves = [s["name"] for s in spec.get("slaves", [])]
+        if any(s not in by_name or by_name[s].type != "ether" for s in slaves) or len(slaves) < 2:
+            raise errors.InvalidData("Bond '{0}' needs at least two existing NICs as slaves".format(name))
+    elif name not in by_name:
+        raise errors.InvalidData("Node {0} has no interface '{1}'".format(node.id, name))
+
+
+def _apply_interfaces(node, wanted):
+    """Bonds the body leaves out go, new ones are made; each named interface gets its networks."""
+    by_name = {i.name: i for i in node.interfaces}
     for interface in list(node.interfaces):
         if interface.type == "bond" and interface.name not in wanted:
             node.interfaces.remove(interface)
@@ -306,8 +330,6 @@ def set_interfaces(node, data):
             interface.mode = spec.get("mode", interface.mode or "active-backup")
             interface.slaves = [s["name"] for s in spec.get("slaves", [])]
         interface.assigned_networks = assigned
-    pending_changes.record(node, "interfaces", node.id)
-    db.flush()
 
 
 def set_volumes(node, disks):

@@ -5,8 +5,6 @@ hand it a message (``orchestrator.get_orchestrator().cast``), and ``receive`` ta
 answer (Astute's ``provision_resp``/``deploy_resp``) and moves the task, its nodes and
 the cluster on.
 """
-import datetime
-
 import sqlalchemy as sa
 
 from nailgun_host import errors
@@ -14,6 +12,7 @@ from nailgun_host.db import db, get_or_404
 from nailgun_host.db.models import ACTIVE_TASK_STATUSES, CLUSTER_TASK_NAMES, Cluster, Node, Task
 from nailgun_host.objects import network, serializers
 from nailgun_host.orchestrator import get_orchestrator
+from nailgun_platform import clock
 
 ACTIVE = ACTIVE_TASK_STATUSES
 FINISHED = ("ready", "error")
@@ -25,10 +24,6 @@ NODE_DONE = {"provision": "provisioned", "deployment": "ready"}
 CLUSTER_DONE = {"provision": "partially_deployed", "deployment": "operational"}
 #: the node error type when its task fails
 NODE_ERROR_TYPE = {"provision": "provision", "deployment": "deploy"}
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def get(task_id, lock=False):
@@ -76,7 +71,7 @@ def _run(name, cluster, nodes, method, respond_to, node_status, build_args):
     """Record a task, hand its message to the orchestrator, mark nodes and cluster busy."""
     check_no_running_task(cluster)
     network.assign_vips(cluster)
-    task = Task(name=name, cluster_id=cluster.id, status="pending", time_start=_now())
+    task = Task(name=name, cluster_id=cluster.id, status="pending", time_start=clock.now())
     _add_active(task, cluster)
     message = {"method": method, "respond_to": respond_to,
                "args": dict(build_args(), task_uuid=task.uuid)}
@@ -122,7 +117,7 @@ def receive(response):
     task.progress = 100 if status == "ready" else response.get("progress", task.progress)
     task.message = response.get("message", task.message)
     if status in FINISHED:
-        task.time_end = _now()
+        task.time_end = clock.now()
         _finish_nodes(task, status == "ready")
     db.flush()
     return task

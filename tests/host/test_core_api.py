@@ -4,7 +4,7 @@ import ipaddress
 import pytest
 from hypothesis import HealthCheck, given, settings as settings_profile, strategies as st
 
-from nailgun_host import errors, validation
+from nailgun_host import errors, orchestrator, validation
 from nailgun_host.db.models import Cluster, IPAddr, Task
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects import task as task_obj
@@ -105,6 +105,83 @@ def test_interfaces_can_be_bonded_and_validated(app, env):
     response = app.put_json(url, twice, status=400)
     assert "more than one interface" in response.json["message"]
     assert {i["name"] for i in app.get(url).json} == {"eth0", "eth1", "eth2", "bond0"}
+
+
+UNKNOWN_NETWORK = 99999
+#: what may make an interfaces body wrong, one at a time (or nothing)
+INTERFACE_FAULTS = ([], [], [{"name": "eth0", "assigned_networks": [{"id": UNKNOWN_NETWORK}]}],
+                    [{"name": "eth9"}], [{"name": "bond1"}], [{"name": "bond1", "type": "bond"}]) + tuple(
+    [{"name": "bond1", "type": "bond", "slaves": [{"name": name} for name in slaves]}]
+    for slaves in (["eth1"], ["eth1", "eth9"], ["eth1", "bond0"]))
+
+
+def _interfaces_refused(body, existing, allowed):
+    """Whether PUT /nodes/<id>/interfaces must refuse ``body``, said as its rules: each network the node's
+    (its group's or admin) and named once; a bond of two or more of the node's NICs; another name one it has."""
+    seen = set()
+    for spec in body:
+        for ref in spec.get("assigned_networks", []):
+            if ref["id"] not in allowed or ref["id"] in seen:
+                return True
+            seen.add(ref["id"])
+        if spec.get("type", "ether") == "bond":
+            slaves = [s["name"] for s in spec.get("slaves", [])]
+            if len(slaves) < 2 or any(existing.get(s) != "ether" for s in slaves):
+                return True
+        elif spec["name"] not in existing:
+            return True
+    return False
+
+
+def _unordered(interfaces):
+    """The interfaces with their networks in id order (a PUT answers in the order given, a GET in the stored one)."""
+    return {name: dict(interface, assigned_networks=sorted(interface["assigned_networks"], key=lambda n: n["id"]))
+            for name, interface in interfaces.items()}
+
+
+@settings_profile(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_interfaces_are_set_exactly_as_asked_or_refused_with_nothing_changed(app, env, data):
+    """A valid body (each network once, bonds of the node's NICs) with at most one fault added: refused whole, or
+    every interface named gets what it asks for, bonds left out go, and the others keep their networks."""
+    cluster = env.create_cluster()
+    node = env.create_node(cluster_id=cluster["id"], roles=["compute"], nics=3)
+    url = "/api/v1/nodes/{0}/interfaces/".format(node["id"])
+    app.put_json(url, [{"name": "bond0", "type": "bond", "slaves": [{"name": "eth1"}, {"name": "eth2"}]}])
+    before = {i["name"]: i for i in app.get(url).json}
+    configuration = env.network_configuration(cluster["id"])
+    allowed = {n["id"] for n in configuration["networks"] if n["group_id"] == node["group_id"]}
+    allowed |= {n["id"] for i in before.values() for n in i["assigned_networks"]}  # the admin network too
+    ether = st.fixed_dictionaries({"name": st.sampled_from(["eth0", "eth1", "eth2"])},
+                                  optional={"type": st.just("ether")})
+    bond = st.fixed_dictionaries({
+        "name": st.sampled_from(["bond0", "bond1", "eth1"]), "type": st.just("bond"),
+        "slaves": st.sampled_from([["eth1", "eth2"], ["eth0", "eth1", "eth2"]]).map(
+            lambda names: [{"name": name} for name in names])},
+        optional={"mode": st.sampled_from(["balance-rr", "lacp"])})
+    body = data.draw(st.lists(st.one_of(ether, bond), max_size=3), label="body")
+    pool = data.draw(st.permutations(sorted(allowed)), label="networks to hand out")
+    for spec in body:  # each network once, as a valid body has them
+        count = data.draw(st.integers(0, 2))
+        spec["assigned_networks"], pool = [{"id": network_id} for network_id in pool[:count]], pool[count:]
+    twice = [{"name": "eth2", "assigned_networks": [{"id": min(allowed)}] * 2}]
+    body.extend(data.draw(st.sampled_from(INTERFACE_FAULTS + (twice,)), label="fault"))
+    existing = {name: interface["type"] for name, interface in before.items()}
+    if _interfaces_refused(body, existing, allowed):
+        app.put_json(url, body, status=400)
+        assert {i["name"]: i for i in app.get(url).json} == before
+        return
+    after = {i["name"]: i for i in app.put_json(url, body).json}
+    assert _unordered(after) == _unordered({i["name"]: i for i in app.get(url).json})
+    wanted = {spec["name"]: spec for spec in body}
+    assert set(after) == {name for name, kind in existing.items() if kind == "ether" or name in wanted} | set(wanted)
+    for name, interface in after.items():
+        asked = wanted.get(name)
+        networks = asked.get("assigned_networks", []) if asked else before[name]["assigned_networks"]
+        assert sorted(n["id"] for n in interface["assigned_networks"]) == sorted(n["id"] for n in networks)
+        if asked and interface["type"] == "bond":
+            assert interface["slaves"] == asked.get("slaves", [])
+            assert interface["mode"] == asked.get("mode", (before.get(name) or {}).get("mode") or "active-backup")
 
 
 def test_unassigned_nodes_release_their_addresses(app, env, session):
@@ -307,6 +384,43 @@ def test_the_orchestrator_answer_finishes_a_deployment_or_fails_it(app, env, ses
     assert env.get_node(deployed["id"])["status"] == "ready"
     assert app.get("/api/v1/clusters/{0}/".format(cluster["id"])).json["status"] == "error"
     assert app.get("/api/v1/tasks/{0}/".format(task["id"])).json["message"] == "puppet failed"
+
+
+class PluggedOrchestrator:
+    """An orchestrator of a deployment's own, plugged in as the seam says (``orchestrator.set_orchestrator``)."""
+
+    def __init__(self):
+        self.casts, self.reachable = [], True
+
+    def cast(self, task, message):
+        if not self.reachable:
+            raise errors.ServiceUnavailable("The orchestrator cannot be reached")
+        self.casts.append((task.uuid, message["method"], message["args"]["task_uuid"]))
+
+
+@pytest.fixture
+def plugged_orchestrator():
+    plugged = PluggedOrchestrator()
+    orchestrator.set_orchestrator(plugged)
+    yield plugged
+    orchestrator.set_orchestrator(None)
+
+
+def test_a_plugged_in_orchestrator_gets_each_task_and_one_it_cannot_reach_leaves_nothing(
+        app, env, session, plugged_orchestrator):
+    cluster = env.create_cluster()
+    node = env.create_node(cluster_id=cluster["id"], roles=["controller"])
+    plugged_orchestrator.reachable = False
+    response = app.put("/api/v1/clusters/{0}/provision/".format(cluster["id"]), status=503)
+    assert response.json["message"] == "The orchestrator cannot be reached"
+    assert app.get("/api/v1/tasks/?cluster_id={0}".format(cluster["id"])).json == []
+    assert env.get_node(node["id"])["status"] == node["status"] != "provisioning"
+    assert app.get("/api/v1/clusters/{0}/".format(cluster["id"])).json["status"] == "new"
+    plugged_orchestrator.reachable = True
+    task = app.put("/api/v1/clusters/{0}/provision/".format(cluster["id"]), status=202).json
+    assert plugged_orchestrator.casts == [(task["uuid"], "native_provision", task["uuid"])]
+    assert env.get_node(node["id"])["status"] == "provisioning"
+    assert session.get(Task, task["id"]).cache == {}  # the default orchestrator, which records it, is out
 
 
 @pytest.mark.parametrize("response, status", [

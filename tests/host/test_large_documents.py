@@ -57,6 +57,42 @@ def test_check_storable_accepts_exactly_what_every_database_stores(value):
             check_storable(value)
 
 
+class Text(str):
+    pass
+
+
+class Number(float):
+    pass
+
+
+class Mapping(dict):
+    pass
+
+
+class Sequence(list):
+    pass
+
+
+#: what Python callers may hand over besides what JSON decodes to: subclasses, keys that are no strings
+SUBCLASSED_SCALARS = st.one_of(FAULTY_SCALARS, st.builds(Text, st.sampled_from(["a", "a\x00", "$fernet"])),
+                               st.builds(Number, st.sampled_from([1.5, math.inf, -math.inf, math.nan])))
+SUBCLASSED_KEYS = st.one_of(FAULTY_KEYS, st.integers(), st.builds(Text, st.sampled_from(["k", "k\x00", "$fernet"])))
+SUBCLASSED = st.recursive(SUBCLASSED_SCALARS, lambda children: st.one_of(
+    st.lists(children, max_size=3), st.lists(children, max_size=3).map(Sequence),
+    st.dictionaries(SUBCLASSED_KEYS, children, max_size=3),
+    st.dictionaries(SUBCLASSED_KEYS, children, max_size=3).map(Mapping)), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SUBCLASSED)
+def test_check_storable_judges_subclasses_and_other_keys_by_the_same_rule(value):
+    if storable(value):
+        assert check_storable(value) is value
+    else:
+        with pytest.raises(errors.InvalidData):
+            check_storable(value)
+
+
 def test_each_fault_has_its_own_message_at_any_depth():
     deep = {"a": [{"b": "x"}]}
     for fault, message in (("n\x00", "NUL"), (float("inf"), "finite"), (float("nan"), "finite")):

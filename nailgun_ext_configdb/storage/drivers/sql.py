@@ -4,7 +4,8 @@ import sqlalchemy as sa
 from sqlalchemy import exc
 
 from nailgun_host.public import db, errors, reseal
-from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Document, DocumentVersion, ResourceDefinition, now
+from nailgun_platform.public import now
+from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Document, DocumentVersion, ResourceDefinition
 from nailgun_ext_configdb.storage.drivers import base
 
 
