@@ -23,7 +23,6 @@ from nailgun_host.objects import config_session as config_session_obj
 from nailgun_host.objects import network as network_obj
 from nailgun_host.objects import node as node_obj
 from nailgun_host.objects import nodegroup as nodegroup_obj
-from nailgun_host.objects import pending_changes as pending_changes_obj
 from nailgun_host.objects import release as release_obj
 from nailgun_host.objects import task as task_obj
 from nailgun_host.objects.attributes import attribute_values, merge_dicts, value_secrets
@@ -49,8 +48,7 @@ __all__ = [
     "db", "Base", "JSONType", "get_or_404", "run_env", "reseal",
     "Cluster", "IPAddr", "IPAddrRange", "NetworkGroup", "Node", "Release",
     # core objects: every change of a core object's state goes through them
-    "attributes_obj", "cluster_obj", "network_obj", "node_obj", "nodegroup_obj", "pending_changes_obj",
-    "release_obj", "task_obj", "attribute_values", "merge_dicts", "value_secrets", "parse_version",
+    "attributes_obj", "cluster_obj", "network_obj", "node_obj", "nodegroup_obj", "release_obj", "task_obj", "attribute_values", "merge_dicts", "value_secrets", "parse_version",
     "validate_roles",
     # configuration sessions: the host service and its routes
     "config_session_obj", "config_sessions", "request_session", "session_routes",

@@ -30,7 +30,7 @@ from nailgun_host.auth import local
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import all_defaults
 from nailgun_host.urls import URLS
-from nailgun_platform.client import DEFAULTS as CLIENT_DEFAULTS
+from nailgun_platform.client.base import DEFAULTS as CLIENT_DEFAULTS
 from tests.conftest import LiveServer
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -62,3 +62,20 @@ def test_extension_domain_modules_take_no_web_name_from_the_face():
     taken = [(str(path.relative_to(ROOT)), line, name) for path in _modules(*DOMAIN)
              for module, name, line in _taken(path) if module == "nailgun_host.public" and name in web_names]
     assert not taken, "extension domain modules importing web-layer names: {0}".format(taken)
+
+
+def test_every_name_on_a_face_is_one_an_extension_uses():
+    """A face lists what the extensions use: a name none of them takes is dead weight on the contract."""
+    used = {face: set() for face in FACES}
+    for path in _modules(*EXTENSIONS):
+        tree = ast.parse(path.read_text())
+        for face, name, _line in _taken(path):
+            used[face].add(name)
+        bound = {alias.asname or alias.name: "{0}.{1}".format(node.module, alias.name) for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+        for node in ast.walk(tree):  # ``from nailgun_platform import client`` and then ``client.SessionOpen``
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and bound.get(node.value.id) in FACES:
+                used[bound[node.value.id]].add(node.attr)
+    for face in FACES:
+        unused = sorted(set(importlib.import_module(face).__all__) - used[face])
+        assert not unused, "{0} lists names no extension uses: {1}".format(face, unused)

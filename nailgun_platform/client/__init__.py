@@ -6,7 +6,7 @@ toolkit is a face of its own rather than a part of ``nailgun_platform.public``, 
 SQLAlchemy and the web framework. Extensions import this package and nothing below it (the
 ``extensions-import-faces`` contract); ``__all__`` is the list.
 """
-from nailgun_platform.client.base import DEFAULTS, MASKED_HEADER, APIClient, ClientMixin, is_masked, load_settings
+from nailgun_platform.client.base import ClientMixin, is_masked
 from nailgun_platform.client.documents import JSONValue, entries
 from nailgun_platform.client.errors import APIError
 from nailgun_platform.client.patches import MEDIA_TYPE, MODEL_MEDIA_TYPE, PatchFileError, read_patch
@@ -15,7 +15,7 @@ from nailgun_platform.client.sessions import (Deployments, SessionAbandon, Sessi
 
 __all__ = [
     # talking to the API
-    "APIClient", "APIError", "ClientMixin", "DEFAULTS", "MASKED_HEADER", "is_masked", "load_settings",
+    "APIError", "ClientMixin", "is_masked",
     # showing answers
     "JSONValue", "entries",
     # patch files

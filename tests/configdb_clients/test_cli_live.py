@@ -11,7 +11,7 @@ import os
 import pytest
 import yaml
 
-from nailgun_platform.client import APIClient
+from nailgun_platform.client.base import APIClient
 from nailgun_ext_configdb.cli import upload
 from nailgun_ext_configdb.cli.paths import ROOT
 from tests.commands import IN_PROCESS

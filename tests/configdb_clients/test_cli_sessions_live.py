@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from nailgun_platform.client import APIClient
+from nailgun_platform.client.base import APIClient
 from tests.auth import LOCAL_USERS
 from tests.commands import FUEL_EXT, IN_PROCESS, ctrl_c_reaches_it
 from tests.configdb_clients.conftest import FUEL2, FUEL_EXT_SCRIPT, HIERA_TREE

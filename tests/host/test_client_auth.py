@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from nailgun_platform.client import APIClient, load_settings
+from nailgun_platform.client.base import APIClient, load_settings
 from tests.auth import LOCAL_USERS
 from tests.auth_servers import (  # noqa: F401 (fixtures)
     exposed_keystone_server, fuel_ext_runner, keystone_server, keystone_tls_server, local_server, local_tls_server)
