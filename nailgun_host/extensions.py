@@ -152,7 +152,7 @@ class BaseExtension(abc.ABC):
     def settings_sections(cls):
         """``{SECTION: {key: default}}``: the sections of the settings file the extension reads, with their
         defaults. The host merges them into its own (a file may set them, a misspelt section is refused);
-        README's settings table is tested against them."""
+        the settings table of docs/operator/configuration.md is tested against them."""
         return {}
 
     @classmethod
@@ -171,7 +171,7 @@ class BaseExtension(abc.ABC):
     def session_document_types(cls):
         """``{type: {"sections": bool}}``: the descriptor types (``{"type": ...}``) of the documents the extension
         stages in sessions; with ``sections`` a deployment lists the keys they change as its ``sections``
-        (the environment model's). A client labels them through the ``nailgun_platform.client.documents``
+        (the environment model's). A client labels them through the ``nailgun.session_document_labels``
         entry points."""
         return {}
 

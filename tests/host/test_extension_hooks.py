@@ -9,6 +9,7 @@ by the host or the platform, and an extension defines no public method the host 
 import ast
 import inspect
 import os
+import re
 import sys
 
 import pytest
@@ -148,3 +149,14 @@ def test_an_extension_declares_only_hooks_and_what_it_provides(extension_classes
         for name in extension.provides:
             assert callable(getattr(extension, name, None)), "{0} provides {1!r} but has no such method".format(
                 extension.__name__, name)
+
+
+def test_every_hook_is_in_the_extending_pages_table():
+    """docs/extending.md has a row for each hook, named as code (`` `name` `` or `` `name(...)` ``)."""
+    with open(os.path.join(ROOT, "docs", "extending.md")) as stream:
+        page = stream.read()
+    table = page.split("\n## The hooks\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    named = {name for row in rows for name in re.findall(r"`([a-z_]+)[`(]", row.split(" | ")[0])}
+    assert sorted(set(HOOKS) - named) == [], "hooks missing from the table of docs/extending.md"
+    assert sorted(named - set(HOOKS)) == [], "rows of docs/extending.md naming no hook"
