@@ -292,6 +292,8 @@ class Settings(dict):
         _environment_overrides(self)
         _unknown_keys(overrides or {}, defaults, "")
         self.update(_merged(self, overrides or {}))
+        for name in set(defaults) - set(DEFAULTS):  # an extension's section: its declared keys, none misspelt
+            _unknown_keys(self[name], defaults[name], name + ".")
         extensions.fire("check_settings_sections", self)
         _check_auth(self["AUTH"])
         _check_secrets(self["SECRETS"])

@@ -84,6 +84,19 @@ def test_a_settings_file_sets_a_declared_section_and_its_check_refuses_what_cann
         Settings().reload(str(path))
 
 
+@pytest.mark.parametrize("text, misspelt", [
+    ("CONFIGDB: {max_version: 7}\n", "CONFIGDB.max_version"),
+    ("CLUSTER_UPGRADE: {transformation: {}}\n", "CLUSTER_UPGRADE.transformation"),
+])
+def test_a_key_an_extension_does_not_declare_is_refused_rather_than_leaving_the_default(tmp_path, text, misspelt):
+    path = tmp_path / "settings.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="unknown settings {0}: ".format(misspelt)):
+        Settings().reload(str(path))
+    with pytest.raises(ValueError, match="unknown settings {0}: ".format(misspelt)):
+        Settings().reload(overrides=yaml.safe_load(text))
+
+
 def test_the_declared_environment_variables_override_the_file(tmp_path, monkeypatch):
     monkeypatch.setenv("NAILGUN_CONFIGDB_GIT_ROOT", str(tmp_path / "repositories"))
     monkeypatch.setenv("NAILGUN_CONFIG", "")
