@@ -9,6 +9,7 @@ by the host or the platform, and an extension defines no public method the host 
 import ast
 import inspect
 import os
+import re
 import sys
 
 import pytest
@@ -105,6 +106,13 @@ def test_the_contract_reading_sees_the_members_python_sees():
 def test_every_member_of_the_contract_is_documented(hook):
     assert HOOKS[hook] and len(HOOKS[hook].split()) >= 3, (
         "BaseExtension.{0} needs a docstring (or a #: comment) saying when it is fired or read".format(hook))
+
+
+def test_every_member_of_the_contract_is_on_the_extending_page():
+    with open(os.path.join(ROOT, "docs", "extending.md"), encoding="utf-8") as stream:
+        page = stream.read()
+    missing = sorted(hook for hook in HOOKS if not re.search(r"`{0}[`(]".format(re.escape(hook)), page))
+    assert not missing, "docs/extending.md does not name these members of BaseExtension: {0}".format(missing)
 
 
 def test_the_fire_functions_are_found():
