@@ -45,7 +45,7 @@ RULES = (
     policy.RuleDefault(ADMIN, "rule:admin_required",
                        description="Admin-only actions: deleting a cluster, and what the secrets rules name."),
     policy.RuleDefault(READ_SECRETS, "rule:admin_required or role:hiera",
-                       description="See secret values in clear (README \"Secrets\"); everyone else reads the mask. "
+                       description="See secret values in clear (docs/operator/secrets.md); everyone else reads the mask. "
                                    "hiera: the role of the Hiera backends on the Puppet master."),
     policy.RuleDefault(CHANGE_SECRETS, "rule:admin_required",
                        description="Change what is secret: a resource definition's content (its schema marks "
