@@ -26,7 +26,8 @@ def list_rules():
 
 def get_enforcer():
     """An enforcer of the rules in code and of the policy file of the settings (``NAILGUN_CONFIG``, else
-    ``/etc/fuel-nailgun-extensions/settings.yaml`` when it exists, as the server reads them), for ``oslopolicy-policy-generator``."""
+    ``/etc/fuel-nailgun-extensions/settings.yaml`` when it exists, as the server reads them), for
+    ``oslopolicy-policy-generator``."""
     settings.reload()
     conf = cfg.ConfigOpts()
     conf([], project="nailgun", default_config_files=[], default_config_dirs=[])

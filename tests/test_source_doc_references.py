@@ -8,7 +8,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("nailgun_host", "nailgun_platform", "nailgun_ext_upgrade", "nailgun_ext_configdb")
-SOURCES = sorted(path for package in PACKAGES for pattern in ("*.py", "*.rb") for path in (ROOT / package).rglob(pattern))
+SOURCES = sorted(path for package in PACKAGES for pattern in ("*.py", "*.rb")
+                 for path in (ROOT / package).rglob(pattern))
 
 
 def _named(pattern):
