@@ -225,8 +225,9 @@ LOGIN_LIMITS = ("password_check_wait_ms", "lockout_failure_attempts", "lockout_a
 #: whole-number settings whose least value is not 0 (one message for every value below it)
 MINIMUMS = {"STATS.flush_seconds": 1, "AUTH.lockout_duration": 1}
 
-#: sections whose unknown keys are refused: a misspelt limit must not silently keep the default
-CHECKED_SECTIONS = ("SESSIONS", "FEED", "READ_CACHE", "STATS")
+#: sections whose numbers and flags are checked (every section's unknown keys are refused: a misspelt limit
+#: must not silently keep the default)
+CHECKED_SECTIONS = ("SESSIONS", "PATCH", "FEED", "READ_CACHE", "STATS")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -292,19 +293,19 @@ class Settings(dict):
         _environment_overrides(self)
         _unknown_keys(overrides or {}, defaults, "")
         self.update(_merged(self, overrides or {}))
-        for name in set(defaults) - set(DEFAULTS):  # an extension's section: its declared keys, none misspelt
-            _unknown_keys(self[name], defaults[name], name + ".")
         extensions.fire("check_settings_sections", self)
         _check_auth(self["AUTH"])
         _check_secrets(self["SECRETS"])
         for name in CHECKED_SECTIONS:
-            _unknown_keys(self[name], DEFAULTS[name], name + ".")
             _check_numbers(self[name], name)
             _check_flags(self[name], name)
         _check_sessions(self["SESSIONS"])
         _check_read_cache(self["READ_CACHE"])
         _check_log(self["LOG"])
         _check_stats(self["STATS"])
+        for name, keys in defaults.items():  # a section's keys are its defaults': a misspelt one is refused
+            if isinstance(keys, dict) and keys:
+                _unknown_keys(self[name], keys, name + ".")
         _check_key_repository(self)
         return self
 
