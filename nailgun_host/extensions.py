@@ -151,8 +151,9 @@ class BaseExtension(abc.ABC):
     @classmethod
     def settings_sections(cls):
         """``{SECTION: {key: default}}``: the sections of the settings file the extension reads, with their
-        defaults. The host merges them into its own (a file may set them, a misspelt section is refused);
-        the settings table of docs/operator/configuration.md is tested against them."""
+        defaults. The host merges them into its own (a file may set them; a misspelt section, or a key the
+        extension does not declare, is refused); the settings table of docs/operator/configuration.md is tested
+        against them."""
         return {}
 
     @classmethod

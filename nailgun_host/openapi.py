@@ -27,7 +27,7 @@ SUCCESS = {
     "PATCH": ("200", "204"), "DELETE": ("204",),
 }
 _PLACEHOLDER = re.compile(r"<([a-z_]+)>")
-#: the credentials nailgun_host.auth accepts (README "Authentication and TLS")
+#: the credentials nailgun_host.auth accepts (docs/operator/auth-and-tls.md)
 SECURITY_SCHEMES = {
     "token": {"type": "apiKey", "in": "header", "name": "X-Auth-Token",
               "description": "A Keystone token (keystone mode) or a token from POST /keystone/v2.0/tokens"},

@@ -45,7 +45,7 @@ RULES = (
     policy.RuleDefault(ADMIN, "rule:admin_required",
                        description="Admin-only actions: deleting a cluster, and what the secrets rules name."),
     policy.RuleDefault(READ_SECRETS, "rule:admin_required or role:hiera",
-                       description="See secret values in clear (README \"Secrets\"); everyone else reads the mask. "
+                       description="See secret values in clear (docs/operator/secrets.md); everyone else reads the mask. "
                                    "hiera: the role of the Hiera backends on the Puppet master."),
     policy.RuleDefault(CHANGE_SECRETS, "rule:admin_required",
                        description="Change what is secret: a resource definition's content (its schema marks "
@@ -130,7 +130,8 @@ class PolicyFileError(ValueError):
     """The policy file cannot be read or one of its rules does not parse."""
 
 
-def _file_rules(path):
+def file_rules(path):
+    """The rules of the policy file ``path``, read strictly (``PolicyFileError`` names what is wrong)."""
     try:
         with open(path) as stream:
             content = yaml.safe_load(stream) or {}
@@ -165,7 +166,7 @@ def _new_enforcer(path):
     in_code = rules_in_code()
     rules = {rule.name: rule.check_str for rule in in_code}
     if path:
-        rules.update(_file_rules(path))
+        rules.update(file_rules(path))
     conf = cfg.ConfigOpts()
     conf([], project="nailgun", default_config_files=[], default_config_dirs=[])
     # use_conf=False: the rules are these, never a file oslo.policy would find on its own in /etc

@@ -36,7 +36,7 @@ DEFAULTS = {
         "ip_ranges": [["10.20.0.3", "10.20.0.254"]],
     },
     "FEATURE_GROUPS": [],
-    # configuration sessions (seeds 000/001): README "Sessions"; nailgun_host.objects.config_session
+    # configuration sessions (seeds 000/001): docs/api/sessions.md; nailgun_host.objects.config_session
     "SESSIONS": {
         "ttl": 86400,  # seconds a session stays open after its last staging write
         "max_age": 604800,  # seconds after its opening that a session expires whatever it does
@@ -49,7 +49,7 @@ DEFAULTS = {
     "PATCH": {
         "max_operations": 1000,  # operations one patch may hold; more is a 400
     },
-    # the change feed: README "Change feed"; nailgun_platform.notify
+    # the change feed: docs/api/change-feed.md; nailgun_platform.notify
     "FEED": {
         "max_wait": 60,  # the longest ?wait= in seconds
         "thread_waiters": 2,  # waiting requests per process a thread-per-request server may hold
@@ -59,22 +59,22 @@ DEFAULTS = {
         "max_bytes": 64 * 1024 * 1024,  # bodies kept per process, least recently used out first; 0: no cache
         "lease_ms": 5,  # how long a worker trusts the state it read; every write's answer waits as long
     },
-    # secrets at rest and who sees them: README "Secrets"; nailgun_platform.secrets
+    # secrets at rest and who sees them: docs/operator/secrets.md; nailgun_platform.secrets
     "SECRETS": {
         "key_repository": None,  # None: <SQLite file>.fernet-keys; required for any other database
         "patterns": None,  # None: nailgun_platform.secrets.classify.DEFAULT_PATTERNS
     },
-    # the log: README "Logs and statistics"; nailgun_host.request_log
+    # the log: docs/operator/logs-and-stats.md; nailgun_host.request_log
     "LOG": {
         "file": None,  # None: stderr; a path: appended to, and reopened when logrotate moves it
         "level": "INFO",  # INFO: a line per request and every warning and error; DEBUG: more, never a secret
     },
-    # request statistics (GET /stats, /metrics): README "Logs and statistics"; nailgun_host.stats
+    # request statistics (GET /stats, /metrics): docs/operator/logs-and-stats.md; nailgun_host.stats
     "STATS": {
         "flush_seconds": 10,  # how often each process adds its counts to the database (what /stats reads)
         "metrics_dir": None,  # prometheus_client's multiprocess directory; None: $PROMETHEUS_MULTIPROC_DIR or none
     },
-    # who may call the API: README "Authentication and TLS"; nailgun_host.auth
+    # who may call the API: docs/operator/auth-and-tls.md; nailgun_host.auth
     "AUTH": {
         "method": "none",  # none | local | keystone
         "allow_insecure_no_auth": False,  # method none: serve clients off loopback too (auth.middleware)
@@ -82,7 +82,7 @@ DEFAULTS = {
         "users_file": "/etc/nailgun/users.yaml",
         "token_ttl": 3600,
         "credential_cache_ttl": 60,
-        # password guessing: README "Authentication and TLS"; nailgun_host.auth.check_slots and .lockout
+        # password guessing: docs/operator/auth-and-tls.md; nailgun_host.auth.check_slots and .lockout
         "password_checks": None,  # password checks at once per process; None: one per CPU core
         "password_check_wait_ms": 100,  # how long a check waits for a free slot before 503
         "lockout_failure_attempts": 5,  # failed passwords in a row that lock a user name; 0: never locked
@@ -225,8 +225,9 @@ LOGIN_LIMITS = ("password_check_wait_ms", "lockout_failure_attempts", "lockout_a
 #: whole-number settings whose least value is not 0 (one message for every value below it)
 MINIMUMS = {"STATS.flush_seconds": 1, "AUTH.lockout_duration": 1}
 
-#: sections whose unknown keys are refused: a misspelt limit must not silently keep the default
-CHECKED_SECTIONS = ("SESSIONS", "FEED", "READ_CACHE", "STATS")
+#: sections whose numbers and flags are checked (every section's unknown keys are refused: a misspelt limit
+#: must not silently keep the default)
+CHECKED_SECTIONS = ("SESSIONS", "PATCH", "FEED", "READ_CACHE", "STATS")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -296,13 +297,15 @@ class Settings(dict):
         _check_auth(self["AUTH"])
         _check_secrets(self["SECRETS"])
         for name in CHECKED_SECTIONS:
-            _unknown_keys(self[name], DEFAULTS[name], name + ".")
             _check_numbers(self[name], name)
             _check_flags(self[name], name)
         _check_sessions(self["SESSIONS"])
         _check_read_cache(self["READ_CACHE"])
         _check_log(self["LOG"])
         _check_stats(self["STATS"])
+        for name, keys in defaults.items():  # a section's keys are its defaults': a misspelt one is refused
+            if isinstance(keys, dict) and keys:
+                _unknown_keys(self[name], keys, name + ".")
         _check_key_repository(self)
         return self
 

@@ -1,4 +1,4 @@
-"""WSGI entry point of the production recipe: ``waitress-serve ... nailgun_host.wsgi:application`` (README).
+"""WSGI entry point of the production recipe: ``waitress-serve ... nailgun_host.wsgi:application`` (docs/operator/production.md).
 
 The database comes from ``NAILGUN_DB_URL`` (or the ``NAILGUN_CONFIG`` file). Workers do
 not migrate: run ``nailgun-syncdb`` once before starting them. Each process logs as ``LOG`` says

@@ -7,7 +7,7 @@ thread pool, so identity, policy, bodies and errors are identical. When a handle
 ``notify.PARK_HEADER`` instead: this server then parks the client on an asyncio future of that
 topic (no thread, no database connection), woken by the process's one ``notify.Listener``, and
 runs the request again once the topic moves or at the deadline (``notify.PARK_DEADLINE``). The
-header never reaches the client. A load balancer sends the feed routes here (README).
+header never reaches the client. A load balancer sends the feed routes here (docs/api/change-feed.md).
 
 Why not a ready-made server: gevent/eventlet workers would monkey-patch the whole application
 (SQLAlchemy, psycopg, keystonemiddleware); ASGI adapters of WSGI (a2wsgi, asgiref) hold a thread

@@ -31,7 +31,7 @@ _PLACEHOLDER = re.compile(r"<([a-z_]+)>")
 def route(template, handler, fingerprint=None, **patterns):
     """A URL map entry ``{"uri": regex, "handler": class, "template": template, "patterns": patterns}``.
 
-    ``template`` is the path as the README shows it, e.g. ``/clusters/<cluster_id>/model``.
+    ``template`` is the path as the docs' API tables show it, e.g. ``/clusters/<cluster_id>/model``.
     A placeholder named ``id`` or ``*_id`` is an id (``validation.ID_PATTERN``); any other
     needs its regex in ``patterns``. A trailing slash is always optional, as in Nailgun.
 

@@ -33,7 +33,7 @@ _IDENTITY_HEADERS = ("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP
 #: the answer of method none to a client off loopback
 NOT_LOOPBACK = ("Authentication required: this server runs with AUTH.method none, which serves clients on its own "
                 "host only. Configure authentication: AUTH.method local (with AUTH.users_file and nailgun-users) "
-                "or keystone in the settings file (README, \"Authentication and TLS\")")
+                "or keystone in the settings file (docs/operator/auth-and-tls.md)")
 
 
 def is_loopback(address):

@@ -25,7 +25,7 @@ def _migrated_database(url):
 
 
 def secrets_keys(argv=None):
-    """``nailgun-secrets``: the key repository of the secrets at rest (README "Secrets")."""
+    """``nailgun-secrets``: the key repository of the secrets at rest (docs/operator/secrets.md)."""
     from nailgun_host.db import sealed
     from nailgun_host.extensions import get_all_extensions
     from nailgun_platform import secrets

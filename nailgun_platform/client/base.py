@@ -110,11 +110,6 @@ class APIClient:
         except ValueError:
             raise APIError(response.status_code, "The server answered with a body that is not JSON")
 
-    def get_shown(self, path, **kwargs):
-        """(the JSON body, whether the server masked secrets in it for this identity: README "Secrets")."""
-        body, headers = self.get_with_headers(path, **kwargs)
-        return body, is_masked(headers)
-
     def post(self, path, data=None, **kwargs):
         return self.request("POST", path, data, **kwargs)
 

@@ -12,15 +12,16 @@ from cliff.commandmanager import CommandManager
 
 from nailgun_platform.client.base import load_settings
 
-OWN_MODULES = ("nailgun_ext_upgrade", "nailgun_ext_configdb", "nailgun_platform")
+#: the distribution whose commands ``fuel-ext`` shows (its extensions' and the platform's sessions commands)
+DISTRIBUTION = "fuel-nailgun-extensions"
 
 
 class OwnCommandManager(CommandManager):
-    """The ``fuelclient`` group, filtered to this distribution's commands."""
+    """The ``fuelclient`` group, filtered to this distribution's commands: the platform names no extension."""
 
     def load_commands(self, namespace):
         for entry_point in metadata.entry_points(group=namespace):
-            if entry_point.value.split(":")[0].split(".")[0] not in OWN_MODULES:
+            if entry_point.dist is None or entry_point.dist.name != DISTRIBUTION:
                 continue
             name = entry_point.name.replace("_", " ") if self.convert_underscores else entry_point.name
             self.add_command(name, entry_point.load())
@@ -35,7 +36,7 @@ class FuelExtApp(App):
     def __init__(self):
         super().__init__(
             description="Fuel environment upgrade and ConfigDB commands (fuel2 compatible)",
-            version=metadata.version("fuel-nailgun-extensions"),
+            version=metadata.version(DISTRIBUTION),
             command_manager=OwnCommandManager("fuelclient", convert_underscores=True),
             deferred_help=True,
         )

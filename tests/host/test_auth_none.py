@@ -58,7 +58,7 @@ def test_a_client_off_loopback_gets_a_json_401_that_says_how_to_configure_authen
                                    expect_errors=True)
         assert refused.status_int == 401 and refused.content_type == "application/json", (method, path)
         assert refused.json == {"message": middleware.NOT_LOOPBACK, "errors": []}
-    assert "AUTH.method local" in middleware.NOT_LOOPBACK and "Authentication and TLS" in middleware.NOT_LOOPBACK
+    assert "AUTH.method local" in middleware.NOT_LOOPBACK and "docs/operator/auth-and-tls.md" in middleware.NOT_LOOPBACK
     assert none_app.get("/api/v1/releases/", extra_environ=client("127.0.0.1")).json == []  # nothing was written
 
 

@@ -84,6 +84,37 @@ def test_a_settings_file_sets_a_declared_section_and_its_check_refuses_what_cann
         Settings().reload(str(path))
 
 
+@pytest.mark.parametrize("text, misspelt", [
+    ("CONFIGDB: {max_version: 7}\n", "CONFIGDB.max_version"),
+    ("CLUSTER_UPGRADE: {transformation: {}}\n", "CLUSTER_UPGRADE.transformation"),
+])
+def test_a_key_an_extension_does_not_declare_is_refused_rather_than_leaving_the_default(tmp_path, text, misspelt):
+    path = tmp_path / "settings.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="unknown settings {0}: ".format(misspelt)):
+        Settings().reload(str(path))
+    with pytest.raises(ValueError, match="unknown settings {0}: ".format(misspelt)):
+        Settings().reload(overrides=yaml.safe_load(text))
+
+
+@pytest.mark.parametrize("section", sorted(name for name, keys in settings_module.all_defaults().items()
+                                            if isinstance(keys, dict) and keys))
+def test_every_sections_misspelt_key_is_refused(tmp_path, section):
+    """The host's sections and those the extensions declare alike (PATCH.max_operation, ADMIN_NETWORK.cidrr)."""
+    key = sorted(settings_module.all_defaults()[section])[0]
+    path = tmp_path / "settings.yaml"
+    path.write_text(yaml.safe_dump({section: {key + "x": 1}}))
+    with pytest.raises(ValueError, match="unknown settings {0}.{1}x: ".format(section, key)):
+        Settings().reload(str(path))
+
+
+def test_a_patch_limit_that_is_no_whole_number_is_refused_at_start(tmp_path):
+    path = tmp_path / "settings.yaml"
+    path.write_text("PATCH: {max_operations: many}\n")
+    with pytest.raises(ValueError, match="PATCH.max_operations must be a whole number"):
+        Settings().reload(str(path))
+
+
 def test_the_declared_environment_variables_override_the_file(tmp_path, monkeypatch):
     monkeypatch.setenv("NAILGUN_CONFIGDB_GIT_ROOT", str(tmp_path / "repositories"))
     monkeypatch.setenv("NAILGUN_CONFIG", "")

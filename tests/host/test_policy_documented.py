@@ -97,6 +97,21 @@ def test_the_policy_generator_prints_the_rules_in_force_from_the_policy_file_ove
     assert '"nailgun:bypass_patch_policy": "rule:admin_required"' in printed.splitlines()
 
 
+@pytest.mark.parametrize("policy_text, refusal", [
+    (None, "cannot read the policy file policy.yaml"),
+    ('"nailgun:writ": "role:admin"\n', "names rules that do not exist and that no rule refers to: nailgun:writ"),
+])
+def test_the_policy_generator_refuses_a_policy_file_the_server_would_refuse(tmp_path, policy_text, refusal):
+    """Else it would print the rules in code as those in force, while the server does not start."""
+    if policy_text is not None:
+        (tmp_path / "policy.yaml").write_text(policy_text)
+    (tmp_path / "settings.yaml").write_text("AUTH:\n  policy_file: policy.yaml\n")
+    done = subprocess.run([str(BIN / "oslopolicy-policy-generator"), "--namespace", "nailgun"], capture_output=True,
+                          text=True, env=dict(os.environ, NAILGUN_CONFIG=str(tmp_path / "settings.yaml")),
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode != 0 and refusal in done.stderr and '"nailgun:write"' not in done.stdout
+
+
 def test_no_module_imports_a_private_module_of_oslo_policy():
     root = pathlib.Path(__file__).resolve().parents[2]
     private = [str(path) for package in ("nailgun_host", "nailgun_platform", "nailgun_ext_upgrade",

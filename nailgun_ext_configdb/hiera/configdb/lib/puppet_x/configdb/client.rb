@@ -212,7 +212,7 @@ module ConfigDB
     end
 
     # Puppet must never compile with the mask in place of a password: an identity that may not
-    # read secrets fails the lookup, saying how to fix it (README "Secrets").
+    # read secrets fails the lookup, saying how to fix it (docs/operator/secrets.md).
     def masked(url)
       who = @options['auth_user'] ? "'#{@options['auth_user']}'" : 'of a request without credentials'
       where = keystone? ? " in project '#{@options['project_name']}' (Keystone)" : ''
