@@ -7,8 +7,10 @@ model with the session's staged changes and edit stages the patch in the session
 """
 from cliff import lister, show
 
-from nailgun_platform.client import MODEL_MEDIA_TYPE, ClientMixin, PatchFileError, SessionOption, read_patch
+from nailgun_platform.client import ClientMixin, PatchFileError, SessionOption, read_patch
 
+#: the environment model's JSON patch media type (seed 000); the server takes RFC 6902's too
+MODEL_MEDIA_TYPE = "application/env-model-json-patch"
 ENV_COLUMNS = ("id", "status", "fuel_version", "name", "release_id", "is_customized", "changes")
 RELEASE_COLUMNS = ("id", "name", "state", "operating_system", "version")
 NODE_COLUMNS = ("id", "name", "status", "roles", "pending_roles", "cluster")

@@ -9,7 +9,7 @@ SQLAlchemy and the web framework. Extensions import this package and nothing bel
 from nailgun_platform.client.base import ClientMixin, is_masked
 from nailgun_platform.client.documents import JSONValue, entries
 from nailgun_platform.client.errors import APIError
-from nailgun_platform.client.patches import MEDIA_TYPE, MODEL_MEDIA_TYPE, PatchFileError, read_patch
+from nailgun_platform.client.patches import MEDIA_TYPE, PatchFileError, read_patch
 from nailgun_platform.client.sessions import (Deployments, SessionAbandon, SessionDeploy, SessionDiff, SessionList,
                                               SessionOpen, SessionOption, SessionShow)
 
@@ -19,7 +19,7 @@ __all__ = [
     # showing answers
     "JSONValue", "entries",
     # patch files
-    "MEDIA_TYPE", "MODEL_MEDIA_TYPE", "PatchFileError", "read_patch",
+    "MEDIA_TYPE", "PatchFileError", "read_patch",
     # configuration sessions: the option of every writing command, and the session commands
     "SessionOption", "SessionOpen", "SessionList", "SessionShow", "SessionDiff", "SessionDeploy", "SessionAbandon",
     "Deployments",

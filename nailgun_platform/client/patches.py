@@ -1,13 +1,12 @@
 """Reading an RFC 6902 JSON patch for ``env model edit`` and ``config patch``: JSON or YAML, a file or ``-``.
 
-JSON media types: the model takes seed 000's ``application/env-model-json-patch``, ConfigDB
-documents RFC 6902's ``application/json-patch+json`` (the server accepts both on both).
+``MEDIA_TYPE`` is RFC 6902's; an extension may send its own (the environment model's, seed 000's
+``application/env-model-json-patch``, is the upgrade's).
 """
 import json
 
 import yaml
 
-MODEL_MEDIA_TYPE = "application/env-model-json-patch"
 MEDIA_TYPE = "application/json-patch+json"
 
 
