@@ -27,6 +27,8 @@ import requests
 
 from nailgun_host.app import PREFIXES, collect_routes
 from nailgun_host.extensions import get_all_extensions
+from tests.auth import LOCAL_USERS, write_users_file
+from tests.commands import run_command
 from tests.conftest import LiveServer, free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +39,7 @@ PAGE = ROOT / "docs" / "operator" / "fuel-master.md"
 SERVICES_CONF = "/etc/nginx/conf.d/services.conf"
 INSTALLED_SNIPPET = "/etc/nginx/fuel-nailgun-extensions.conf"
 BIN = os.path.dirname(sys.executable)
+FUEL2_BIN = os.environ.get("FUEL2_BIN")
 
 #: the core routes Nailgun itself has (fuel-web's nailgun/api/v1/urls.py): they stay Nailgun's on a Fuel master.
 #: Every other route of the URL map is this package's and must reach it.
@@ -125,7 +128,7 @@ def nginx_binary():
 
 
 class _UwsgiStandIn(socketserver.StreamRequestHandler):
-    """Nailgun's uwsgi: reads one uwsgi packet (and the body) and answers, marked as Nailgun's."""
+    """Nailgun's uwsgi: reads one uwsgi packet (and the body) and answers, marked as Nailgun's, with its path."""
 
     def handle(self):
         _modifier1, size, _modifier2 = struct.unpack("<BHB", self.rfile.read(4))
@@ -136,7 +139,10 @@ class _UwsgiStandIn(socketserver.StreamRequestHandler):
             (length,) = struct.unpack("<H", block[:2])
             variables[key], block = block[2:2 + length].decode(), block[2 + length:]
         self.rfile.read(int(variables.get("CONTENT_LENGTH") or 0))
-        body = json.dumps({"upstream": "nailgun", "uri": variables["REQUEST_URI"]}).encode()
+        answer = {"upstream": "nailgun", "uri": variables["REQUEST_URI"]}
+        if variables["PATH_INFO"].rstrip("/") == "/api/v1/version":
+            answer["auth_required"] = True  # as Nailgun with Fuel's Keystone: fuel2 logs in before its commands
+        body = json.dumps(answer).encode()
         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Upstream: nailgun\r\n"
                          b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
@@ -146,6 +152,7 @@ class _KeystoneStandIn(BaseHTTPRequestHandler):
 
     def _answer(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.paths.append(self.path)
         body = json.dumps({"upstream": "keystone", "uri": self.path}).encode()
         self.send_response(200)
         self.send_header("X-Upstream", "keystone")
@@ -270,11 +277,12 @@ def fuel(migrated_db, db_url, tmp_path_factory):
     env = {"NAILGUN_CONFIG": str(settings)}
     nailgun = serve_in_thread(_ThreadingUwsgi(("127.0.0.1", 0), _UwsgiStandIn))
     keystone = serve_in_thread(ThreadingHTTPServer(("127.0.0.1", 0), _KeystoneStandIn))
+    keystone.paths = []
     api = LiveServer(db_url, env=env)
     feed = FeedServer(db_url, env)
     server = FuelNginx(directory, "127.0.0.1:{0}".format(api.port), "127.0.0.1:{0}".format(feed.port),
                        nailgun.server_address[1], keystone.server_address[1])
-    server.api = api
+    server.api, server.keystone = api, keystone
     try:
         server.install_snippet()
         server.start()
@@ -399,3 +407,28 @@ def test_nailguns_routes_and_fuels_keystone_stay_theirs(fuel):
     login = requests.post(fuel.url + "/keystone/v2.0/tokens", json={"auth": {}}, timeout=30)
     assert (login.json()["upstream"], login.json()["uri"]) == ("keystone", "/v2.0/tokens")
     assert requests.get(fuel.url + "/", timeout=30).text == "Fuel UI\n"
+
+
+@pytest.mark.skipif(not FUEL2_BIN, reason="FUEL2_BIN is not set (tests/tools/make_fuel2_venv.sh builds fuel2)")
+def test_fuel2_in_local_mode_logs_in_at_the_service_not_through_fuels_nginx(fuel, migrated_db, db_url, tmp_path):
+    """The page's command: fuel2 pointed at the service itself logs in at its token route; pointed at Fuel's
+    nginx, its login goes to Fuel's Keystone, which does not know the service's users."""
+    settings = tmp_path / "settings.yaml"
+    settings.write_text("AUTH:\n  method: local\n  users_file: {0}\n".format(
+        write_users_file(str(tmp_path / "users.yaml"))))
+    server = LiveServer(db_url, env={"NAILGUN_CONFIG": str(settings)})
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("OS_") and k not in (
+        "FUELCLIENT_CUSTOM_SETTINGS", "SERVER_ADDRESS", "SERVER_PORT")}
+    environ.update(OS_USERNAME="admin", OS_PASSWORD=LOCAL_USERS["admin"], HOME=str(tmp_path),
+                   XDG_CONFIG_HOME=str(tmp_path), SERVER_ADDRESS="127.0.0.1")
+    try:
+        direct = run_command(FUEL2_BIN, ["config", "env", "list", "-f", "json"],
+                             dict(environ, SERVER_PORT=str(server.port)))
+    finally:
+        server.stop()
+    assert direct.returncode == 0, direct
+    assert direct.stdout.splitlines()[-1] == "[]"  # after fuel2's note that it saved its settings file
+    through = run_command(FUEL2_BIN, ["config", "env", "list", "-f", "json"],
+                          dict(environ, SERVER_PORT=str(fuel.port)))
+    assert through.returncode != 0, through
+    assert fuel.keystone.paths[-1].startswith("/v2.0/tokens")  # Fuel's Keystone was asked, not the service
