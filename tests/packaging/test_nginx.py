@@ -49,7 +49,8 @@ NAILGUN_ROUTES = {
     "/clusters/<cluster_id>/attributes/defaults", "/clusters/<cluster_id>/generated",
     "/clusters/<cluster_id>/extensions", "/clusters/<cluster_id>/assignment", "/clusters/<cluster_id>/unassignment",
     "/clusters/<cluster_id>/provision", "/clusters/<cluster_id>/deploy", "/clusters/<cluster_id>/changes",
-    "/clusters/<cluster_id>/orchestrator/deployment/defaults", "/clusters/<cluster_id>/network_configuration/<provider>",
+    "/clusters/<cluster_id>/orchestrator/deployment/defaults",
+    "/clusters/<cluster_id>/network_configuration/<provider>",
     "/clusters/<cluster_id>/network_configuration/ips/vips", "/nodegroups", "/nodegroups/<nodegroup_id>", "/nodes",
     "/nodes/<node_id>", "/nodes/<node_id>/interfaces", "/nodes/<node_id>/disks", "/tasks", "/tasks/<task_id>",
     "/transactions", "/transactions/<task_id>",
@@ -118,7 +119,7 @@ http {{
 
 
 def nginx_binary():
-    found = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
+    found = shutil.which("nginx", path=os.environ.get("PATH", "") + os.pathsep + "/usr/sbin")
     if found is None:
         reason = "nginx is not installed (run_tests.sh installs Debian's nginx-light)"
         if os.environ.get("CI") == "true":
@@ -183,12 +184,12 @@ def listen_address(unit):
     return found.group(1) if found.lastindex == 1 else "{0}:{1}".format(*found.groups())
 
 
-def page_commands(name):
-    """The lines of the page's ```sh block that installs the snippet, up to ``nginx -t``."""
+def page_commands():
+    """The lines of the page's ```sh block that installs the snippet, before ``nginx -t`` (and the reload)."""
     block = re.search(r"```sh\n(.*?)```", PAGE.read_text(), re.S)
     assert block and "sed -i" in block.group(1), "{0} has no ```sh block with the include command".format(PAGE)
     lines = block.group(1).splitlines()
-    return lines[:next(i for i, line in enumerate(lines) if line.startswith(name))]
+    return lines[:next(i for i, line in enumerate(lines) if line.startswith("nginx -t"))]
 
 
 class FuelNginx:
@@ -219,7 +220,7 @@ class FuelNginx:
 
     def install_snippet(self):
         """The page's commands, on this services.conf and snippet."""
-        script = "\n".join(page_commands("nginx -t"))
+        script = "\n".join(page_commands())
         script = script.replace(SERVICES_CONF, str(self.services)).replace(INSTALLED_SNIPPET, str(self.snippet))
         subprocess.run(["bash", "-euc", script], check=True)
 
@@ -231,10 +232,11 @@ class FuelNginx:
         return subprocess.run(self.command("-t"), capture_output=True, text=True)
 
     def start(self):
-        self.process = subprocess.Popen(self.command("-g", "daemon off;"), stderr=subprocess.PIPE)
+        with open(self.dir / "stderr.log", "w") as stderr:
+            self.process = subprocess.Popen(self.command("-g", "daemon off;"), stderr=stderr)
         deadline = time.monotonic() + 30
         while True:
-            assert self.process.poll() is None, self.process.stderr.read().decode()
+            assert self.process.poll() is None, (self.dir / "stderr.log").read_text()
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
                 return
             assert time.monotonic() < deadline, "nginx did not start listening"
@@ -243,7 +245,6 @@ class FuelNginx:
     def stop(self):
         if self.process is not None:
             stop_process(self.process)
-            self.process.stderr.close()
 
 
 class FeedServer:
@@ -311,7 +312,7 @@ def sample_path(entry):
     return path
 
 
-def test_the_include_command_once_then_nginx_t_passes(tmp_path, fuel):
+def test_the_include_command_once_then_nginx_t_passes(fuel):
     text = fuel.services.read_text()
     assert text.count("include {0};".format(fuel.snippet)) == 1
     assert text.index("include {0};".format(fuel.snippet)) < text.index("location /api {")
@@ -322,7 +323,7 @@ def test_the_include_command_once_then_nginx_t_passes(tmp_path, fuel):
     assert "test is successful" in checked.stderr
 
 
-def test_a_snippet_in_conf_d_fails_nginx_t(tmp_path, fuel):
+def test_a_snippet_in_conf_d_fails_nginx_t(fuel):
     """Why the page says not conf.d/: its locations outside a server are refused (the check can fail)."""
     stray = fuel.dir / "conf.d" / "stray.conf"
     stray.write_text(SNIPPET.read_text())
@@ -390,7 +391,8 @@ def test_stats_and_metrics_are_the_services(fuel):
 
 
 def test_the_feed_goes_to_nailgun_feed(fuel):
-    created = requests.post(fuel.url + "/api/v1/config/environments", json={"components": [], "hierarchy_levels": []}, timeout=30).json()
+    created = requests.post(fuel.url + "/api/v1/config/environments",
+                            json={"components": [], "hierarchy_levels": []}, timeout=30).json()
     changes = "/api/v1/config/environments/{0}/changes?since=0&wait=1".format(created["id"])
     direct = requests.get(fuel.api.url + changes, timeout=30)
     assert direct.headers["X-Feed-Waited"] == "0"  # nailgun-api would not have waited
