@@ -55,6 +55,15 @@ NAILGUN_ROUTES = {
     "/nodes/<node_id>", "/nodes/<node_id>/interfaces", "/nodes/<node_id>/disks", "/tasks", "/tasks/<task_id>",
     "/transactions", "/transactions/<task_id>",
 }
+#: Nailgun's routes the host does not re-create, those nearest this package's families among them (fuel-web's
+#: urls.py): they must reach Nailgun too
+NAILGUN_ONLY_PATHS = (
+    "/api/v1/clusters/1/deployment_tasks", "/api/v1/clusters/1/deployment_graphs/default",
+    "/api/v1/clusters/1/changes/redeploy", "/api/v1/clusters/1/roles/controller", "/api/v1/clusters/1/reset",
+    "/api/v1/clusters/1/plugin_links", "/api/v1/nodes/agent", "/api/v1/graphs/execute", "/api/v1/sequences/1",
+    "/api/v1/transactions/1/deployment_history", "/api/v1/transactions/1/settings", "/api/v1/plugins",
+    "/api/v1/notifications", "/api/v1/capacity", "/api/v1/logs", "/api/v1/settings",
+)
 #: a value for each placeholder of the URL map's templates (checked against the route's own regex)
 SAMPLES = {"levels": "nodes/1/", "resource": "nova", "kind": "values", "operation": "set", "provider": "neutron",
            "path": "name", "session": "1"}
@@ -399,6 +408,11 @@ def test_the_feed_goes_to_nailgun_feed(fuel):
     through = requests.get(fuel.url + changes, timeout=30)
     assert through.status_code == 200, through.text
     assert "X-Feed-Waited" not in through.headers  # parked by nailgun-feed until its deadline
+
+
+@pytest.mark.parametrize("path", NAILGUN_ONLY_PATHS)
+def test_nailguns_other_routes_stay_nailguns(fuel, path):
+    assert upstream(requests.get(fuel.url + path, timeout=30)) == "nailgun"
 
 
 def test_nailguns_routes_and_fuels_keystone_stay_theirs(fuel):
