@@ -1,7 +1,10 @@
 """One revision story (issue 26, item 4): a deployment names the revision it landed in for every counter it
 moved, the cluster's and the ConfigDB environment's, so an LCM tool joins ``deployments`` to ``changes?since=``
 without guessing which counter a number belongs to."""
+import itertools
 import json
+
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from tests.configdb.conftest import API
 from tests.configdb.test_sessions import hdr
@@ -73,3 +76,73 @@ def test_an_unlinked_environment_deploy_names_its_own_counter(app, cdb):
     deployed = _deploy(app, prefix, sid)
     assert (deployed["revision"], deployed["revisions"]) == (
         2, {"configdb_environment": {"id": environment["id"], "revision": 2}})
+
+
+_values = itertools.count(1)
+ACTIONS = st.lists(st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(["linked", "unlinked"])),
+    st.tuples(st.just("model")),
+    # a session of the environment: stages documents (new values, or the values it already has), the model
+    st.tuples(st.just("deploy"), st.sampled_from(["linked", "unlinked"]), st.sampled_from(["new", "same", "none"]),
+              st.booleans()),
+), min_size=1, max_size=12)
+
+
+@hypothesis_settings(max_examples=20, deadline=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(actions=ACTIONS)
+def test_any_writes_and_deploys_record_the_revision_the_feed_shows(app, cdb, env, actions):
+    """For any sequence of direct writes, model changes and deploys, each deployment's ``revisions`` name the
+    counters it moved with the revisions they reached, and its ConfigDB one is the feed revision of its entries."""
+    cluster_id, name = env.create_cluster()["id"], "lcm{0}".format(next(_values))
+    resource = cdb.component(name, ["nova"])["resource_definitions"][0]["id"]
+    cdb.environment([name], id=cluster_id)
+    unlinked = cdb.environment([name], id=100000 + cluster_id)["id"]  # no cluster takes it, no cluster id moves
+    prefixes = {"linked": "/api/v1/clusters/{0}".format(cluster_id),
+                "unlinked": "{0}/environments/{1}".format(API, unlinked)}
+    environments = {"linked": cluster_id, "unlinked": unlinked}
+    counters = {"cluster": 0, "linked": 0, "unlinked": 0}
+    expected = {}
+    for action in actions:
+        if action[0] == "write":
+            cdb.put(environments[action[1]], resource, {"workers": next(_values)})
+            counters[action[1]] += 1
+        elif action[0] == "model":
+            _rename(app, cluster_id)
+            counters["cluster"] += 1
+        else:
+            _, which, documents, model = action
+            sid = app.post_json(prefixes[which] + "/configure", {}).json["id"]
+            if documents != "none":
+                current = cdb.get(environments[which], resource).json
+                cdb.put(environments[which], resource, current if documents == "same" else {"workers": next(_values)},
+                        headers=hdr(sid))
+            if model and which == "linked":
+                _rename(app, cluster_id, hdr(sid, **{"Content-Type": PATCH_TYPE}))
+            moved = {}
+            if which == "linked":
+                counters["cluster"] += 1
+                moved["cluster"] = {"id": cluster_id, "revision": counters["cluster"]}
+            if documents == "new":
+                counters[which] += 1
+                moved["configdb_environment"] = {"id": environments[which], "revision": counters[which]}
+            assert _deploy(app, prefixes[which], sid)["revisions"] == moved
+            expected[sid] = (which, moved)
+    for which, environment_id in environments.items():
+        listed = {d["id"]: d["revisions"]
+                  for d in app.get(prefixes[which] + "/deployments?limit=500").json["deployments"]}
+        assert listed == {sid: moved for sid, (where, moved) in expected.items() if where == which}
+        feed = app.get("{0}/environments/{1}/changes?since=0".format(API, environment_id)).json["changes"]
+        assert app.get("{0}/environments/{1}".format(API, environment_id)).json["revision"] == counters[which]
+        by_session = {}
+        for change in feed:
+            if change["session"] is not None:
+                by_session.setdefault(change["session"], set()).add(change["revision"])
+        assert by_session == {sid: {revisions["configdb_environment"]["revision"]}
+                              for sid, revisions in listed.items() if "configdb_environment" in revisions}
+
+
+def _rename(app, cluster_id, headers=None):
+    app.patch("/api/v1/clusters/{0}/model".format(cluster_id),
+              json.dumps([{"op": "replace", "path": "/name", "value": "renamed-{0}".format(next(_values))}]),
+              headers=headers or {"Content-Type": PATCH_TYPE})
