@@ -88,7 +88,7 @@ ACTIONS = st.lists(st.one_of(
 ), min_size=1, max_size=12)
 
 
-@hypothesis_settings(max_examples=20, deadline=None,
+@hypothesis_settings(max_examples=12, deadline=None,
                      suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(actions=ACTIONS)
 def test_any_writes_and_deploys_record_the_revision_the_feed_shows(app, cdb, env, actions):

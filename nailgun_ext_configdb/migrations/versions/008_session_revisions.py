@@ -2,7 +2,8 @@
 
 A deploy that wrote documents left change-feed entries with its session id, at the revision it landed in:
 that revision is recorded as the session's ``configdb_environment`` counter. An unlinked environment's
-session whose entries were pruned landed in its own ``revision`` (the environment's counter).
+session whose entries were pruned landed in its own ``revision`` (the environment's counter); a cluster's
+whose entries were pruned is left with the cluster's alone, as the feed can no longer show them anyway.
 
 Revision ID: cdb008
 Revises: cdb007
