@@ -242,7 +242,7 @@ def deploy(session, changes, author, bound=True):
 def revisions(session):
     """``{"configdb_environment": {"id", "revision"}}`` when the deploy of ``session`` wrote documents: the
     environment revision they share, the one their change-feed entries carry; {} when it wrote none."""
-    environment = lock(session)
+    environment = db.get(Environment, session.environment_id)  # locked by ``lock`` at the deploy's start
     if environment is None or not changes_obj.session_landed(environment, session.id):
         return {}
     return {COUNTER: {"id": environment.id, "revision": environment.revision}}
