@@ -33,6 +33,9 @@ OS_OPTIONS = ("auth-url", "username", "password", "project-name", "tenant-name",
 
 
 class FuelExtApp(App):
+    #: the command's name whatever argv[0] is (cliff's default): its completion function, help and man page name it
+    NAME = "fuel-ext"
+
     def __init__(self):
         super().__init__(
             description="Fuel environment upgrade and ConfigDB commands (fuel2 compatible)",
@@ -42,7 +45,7 @@ class FuelExtApp(App):
         )
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
-        parser = super().build_option_parser(description, version, argparse_kwargs)
+        parser = super().build_option_parser(description, version, dict(argparse_kwargs or {}, prog=self.NAME))
         for name in OS_OPTIONS:
             variable = "OS_" + name.upper().replace("-", "_")
             parser.add_argument("--os-" + name, dest=variable, metavar="<{0}>".format(name),
@@ -55,6 +58,20 @@ class FuelExtApp(App):
         settings.update({name: value for name, value in vars(self.options).items()
                          if name.startswith("OS_") and value is not None})
         return settings
+
+
+def build_parser():
+    """The whole command line, each command a subcommand of the app's options: what the man page shows
+    (``nailgun_host.cmd.man_pages``), as argparse sees it, for cliff parses a command's arguments apart."""
+    app = FuelExtApp()
+    commands = app.parser.add_subparsers(title="commands", metavar="COMMAND")
+    for name, _ in sorted(app.command_manager):
+        factory, _, _ = app.command_manager.find_command(name.split())
+        own = factory(app, None).get_parser("{0} {1}".format(app.NAME, name))
+        commands.add_parser(name, parents=[own], add_help=False, conflict_handler="ignore",
+                            description=own.description, epilog=own.epilog,
+                            help=(own.description or "").strip().splitlines()[0] if own.description else None)
+    return app.parser
 
 
 def main(argv=None):
