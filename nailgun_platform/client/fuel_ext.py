@@ -7,6 +7,7 @@ entries, keeping only this distribution's own, so it never imports fuelclient.
 import sys
 from importlib import metadata
 
+from cliff import complete
 from cliff.app import App
 from cliff.commandmanager import CommandManager
 
@@ -27,6 +28,38 @@ class OwnCommandManager(CommandManager):
             self.add_command(name, entry_point.load())
 
 
+class _CompletionWords(complete.CompleteDictionary):
+    """cliff's words to complete, but a command that also begins longer ones (``config upload``, ``config upload
+    env``) offers both its next words and its options: cliff's made the longer ``config upload_env``, no command."""
+
+    def add_command(self, command, actions):
+        node = self._dictionary
+        for word in command:
+            node = node.setdefault(word, {})
+        node[""] = " ".join(option for action in actions for option in action.option_strings)
+
+    def _get_data_recurse(self, dictionary, path):
+        data = []
+        for word in sorted(word for word in dictionary if word):
+            name = path + "_" + word if path else word
+            below = dictionary[word]
+            data.append((name, " ".join(sorted(word for word in below if word) + [below.get("", "")]).strip()))
+            data += self._get_data_recurse(below, name)
+        return data
+
+
+class CompleteCommand(complete.CompleteCommand):
+    """print bash completion command"""
+
+    def take_action(self, parsed_args):
+        shell = self._formatters[parsed_args.shell].plugin(parsed_args.name or self.app.NAME, self.app.stdout)
+        words = _CompletionWords()
+        for name, _ in self.app.command_manager:
+            words.add_command(name.split(), self.get_actions(name.split()))
+        shell.write(words.get_commands(), words.get_data())
+        return 0
+
+
 #: fuel2's ``--os-*`` options, and the ones of OpenStack's clients that a keystoneauth1 login also reads
 OS_OPTIONS = ("auth-url", "username", "password", "project-name", "tenant-name", "user-domain-name",
               "project-domain-name", "cacert")
@@ -43,6 +76,7 @@ class FuelExtApp(App):
             command_manager=OwnCommandManager("fuelclient", convert_underscores=True),
             deferred_help=True,
         )
+        self.command_manager.add_command("complete", CompleteCommand)
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
         parser = super().build_option_parser(description, version, dict(argparse_kwargs or {}, prog=self.NAME))
