@@ -73,6 +73,29 @@ def test_nailgun_api_migrating_at_start_logs_one_line_of_it(empty_db_url, tmp_pa
     assert len([line for line in lines if " migrated core: no revision -> " in line]) == 1, lines
 
 
+@pytest.mark.skipif(os.getuid() != 0, reason="only root gives a file away")
+def test_root_running_nailgun_users_leaves_the_users_file_to_the_owner_of_its_directory(tmp_path):
+    """The RPM's service user owns /var/lib/fuel-nailgun-extensions; root adding a user must not take the
+    (owner-only) users file from it, new or rewritten."""
+    service, other = (4242, 4343), (4444, 4545)
+    directory = tmp_path / "state"
+    directory.mkdir()
+    os.chown(directory, *service)
+    users_file = directory / "users.yaml"
+
+    def set_user(name):
+        result = subprocess.run([_script("nailgun-users"), "--db-url", "sqlite:///" + str(tmp_path / "db.sqlite"),
+                                 "--users-file", str(users_file), "set", name, "--role", "admin"],
+                                input="secret\n", env=_environ(tmp_path), capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        stat = os.stat(users_file)
+        return stat.st_uid, stat.st_gid, stat.st_mode & 0o777
+
+    assert set_user("admin") == service + (0o600,)
+    os.chown(users_file, *other)
+    assert set_user("second") == other + (0o600,)
+
+
 # --- the manual pages ---------------------------------------------------------------------------------------
 
 
