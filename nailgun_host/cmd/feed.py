@@ -15,7 +15,7 @@ def build_parser():
                     "hold no thread and no database connection. Put it behind the load balancer for the feed routes.")
     startup.common_arguments(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
-    parser.add_argument("--port", type=int, default=8001, help="port to listen on (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8011, help="port to listen on (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=8,
                         help="threads running requests (parked ones use none; default: %(default)s)")
     parser.add_argument("--allow-insecure-no-auth", action="store_true",
