@@ -93,19 +93,21 @@ class KeystoneTransport:
         self.auth_url = settings["OS_AUTH_URL"]
         self.username = settings.get("OS_USERNAME")
         self.verify = verify
+        self.timeout = float(settings.get("HTTP_TIMEOUT") or 10)  # a hung Keystone must not hang the login for ever
         auth = v3.Password(
             auth_url=self.auth_url, username=self.username, password=settings.get("OS_PASSWORD"),
             project_name=settings.get("OS_PROJECT_NAME") or settings.get("OS_TENANT_NAME"),
             user_domain_name=settings.get("OS_USER_DOMAIN_NAME") or "Default",
             project_domain_name=settings.get("OS_PROJECT_DOMAIN_NAME") or "Default")
-        self.session = session.Session(auth=auth, verify=verify, session=RequestsTransport(proxies=proxies).session)
+        self.session = session.Session(auth=auth, verify=verify, timeout=self.timeout,
+                                       session=RequestsTransport(proxies=proxies).session)
 
     def send(self, method, url, **kwargs):
         from keystoneauth1 import exceptions
         try:
             self.session.get_token()  # first, so that a Keystone out of reach is named as such
         except exceptions.ConnectionError as exc:  # TLS, refused, or no answer in time
-            raise unreachable(exc, self.auth_url, self.verify, None, failures.KEYSTONE, "Keystone")
+            raise unreachable(exc, self.auth_url, self.verify, self.timeout, failures.KEYSTONE, "Keystone")
         except exceptions.Unauthorized as exc:
             raise APIError(401, "Keystone at {0} refused the login of {1!r}: {2}".format(
                 self.auth_url, self.username, exc))

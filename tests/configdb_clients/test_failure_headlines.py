@@ -132,6 +132,26 @@ def test_fuel_ext(servers, cause, tmp_path):
     assert line == PYTHON[cause].format(port=port, ca=ca_file)
 
 
+#: cause => fuel-ext's headline when Keystone (OS_AUTH_URL) is the server that gave no answer
+KEYSTONE = {
+    "hostname mismatch": "TLS: the certificate of Keystone at 127.0.0.1:{port} is not valid for the name 127.0.0.1 "
+                         "(hostname mismatch): connect by a name it holds (OS_AUTH_URL), or reissue it for 127.0.0.1",
+    "refused": "Connection to Keystone at 127.0.0.1:{port} refused: nothing listens there; check OS_AUTH_URL",
+    "timeout": "Keystone at 127.0.0.1:{port} did not answer within 1 s: it is hung or overloaded (or raise HTTP_TIMEOUT)",
+}
+
+
+@pytest.mark.parametrize("cause", sorted(KEYSTONE))
+def test_fuel_ext_logging_in_at_keystone(servers, cause, tmp_path):
+    """The login comes first and names Keystone; a hung Keystone ends at HTTP_TIMEOUT, not never."""
+    _scheme, port, ca_file = servers[cause]
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("OS_", "SERVER_", "HTTP", "REQUESTS_"))}
+    environ.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path), HTTP_TIMEOUT="1", OS_CACERT=ca_file,
+                   OS_AUTH_URL="https://127.0.0.1:{0}/v3".format(port), OS_USERNAME="admin", OS_PASSWORD="pw")
+    result = run_command(FUEL_EXT, ["config", "comp", "list"], environ, timeout=60)
+    assert the_line(result) == KEYSTONE[cause].format(port=port)
+
+
 @pytest.mark.skipif(not FUEL2_BIN, reason="FUEL2_BIN is not set (tests/tools/make_fuel2_venv.sh builds fuel2)")
 @pytest.mark.parametrize("cause", ["plain refused", "plain timeout"])
 def test_fuel2_speaks_plain_http_and_shows_the_same_lines(servers, cause, tmp_path):
