@@ -98,8 +98,8 @@ def classify(exc, url, verify=True, timeout=None, settings=SERVER, service="the 
             return Failure("refused", "Connection to {0} refused: nothing listens there; check {1}".format(
                 where, settings.address))
         if isinstance(error, socket.gaierror):
-            return Failure("unknown host", "Cannot resolve the name {0} of {1}: {2}; check {3}".format(
-                host, service, error.strerror, settings.address))
+            return Failure("unknown host", "Cannot resolve the name {0} ({1}): {2}; check {3}".format(
+                host, where, error.strerror, settings.host))
     seconds = " {0:g} s".format(timeout) if timeout else ""
     chain = list(causes(exc))
     if any(isinstance(error, urllib3_errors.ConnectTimeoutError) for error in chain):

@@ -8,14 +8,20 @@ import os
 import re
 import shutil
 import socket
+import ssl
 import subprocess
 import threading
 
 import pytest
+import requests
 import yaml
 from cheroot.ssl.builtin import BuiltinSSLAdapter
+from hypothesis import given
+from hypothesis import strategies as st
+from urllib3 import exceptions as urllib3_errors
 
 from nailgun_host import web_server
+from nailgun_platform.client import failures
 from tests.commands import FUEL_EXT, run_command
 from tests.configdb_clients import puppet_env
 
@@ -197,3 +203,46 @@ def test_follow_ends_at_a_tls_failure_which_no_retry_cures(servers, tmp_path):
                    HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
     result = run_command(FUEL_EXT, ["config", "changes", "--env", "1", "--since", "0", "--follow"], environ, timeout=60)
     assert the_line(result) == PYTHON["hostname mismatch"].format(port=port)
+
+
+def _verify_error(code):
+    error = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    error.verify_code, error.verify_message = code, "OpenSSL's words"
+    return error
+
+
+#: a root error and the cause it means, whatever wraps it
+ROOTS = [(_verify_error(62), "hostname mismatch"), (_verify_error(64), "hostname mismatch"),
+         (_verify_error(18), "self-signed"), (_verify_error(20), "unknown CA"), (_verify_error(10), "expired"),
+         (_verify_error(9), "not yet valid"), (_verify_error(50), "certificate"),
+         (ConnectionRefusedError(111, "Connection refused"), "refused"),
+         (socket.gaierror(-2, "Name or service not known"), "unknown host"),
+         (urllib3_errors.ReadTimeoutError(None, "/", "Read timed out."), "timeout"),
+         (urllib3_errors.ConnectTimeoutError(None, "Connect timed out."), "timeout"),
+         (ConnectionResetError(104, "Connection reset by peer"), "connection")]
+#: how requests, urllib3 and keystoneauth1 wrap an error: in args[0], in reason, raised from or during it
+WRAPS = [lambda inner: requests.exceptions.ConnectionError(inner),
+         lambda inner: urllib3_errors.MaxRetryError(None, "/api/v1/version", reason=inner),
+         lambda inner: urllib3_errors.SSLError(inner)]
+
+
+def _raised_during(outer, inner):
+    try:
+        try:
+            raise inner
+        except BaseException:
+            raise outer
+    except BaseException as error:
+        return error
+
+
+@given(st.sampled_from(ROOTS), st.lists(st.tuples(st.sampled_from(range(len(WRAPS))), st.booleans()), max_size=4))
+def test_the_cause_is_the_innermost_error_however_it_is_wrapped(root, wraps):
+    """requests' chain, keystoneauth1's ``raise ... from``/during, in any order and depth: the same cause."""
+    error, cause = root
+    for index, during in wraps:
+        outer = WRAPS[index](error)
+        error = _raised_during(requests.exceptions.RequestException("wrapped"), outer) if during else outer
+    failure = failures.classify(error, "https://127.0.0.1:8443/api/v1/version", "/ca.pem", 10)
+    assert failure.cause == cause
+    assert "127.0.0.1:8443" in failure.headline and "\n" not in failure.headline

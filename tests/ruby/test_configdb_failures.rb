@@ -112,6 +112,18 @@ class ConfigDBFailuresTest < Minitest::Test
     end
   end
 
+  def test_errors_no_loopback_server_can_cause_have_their_line_too
+    uri = URI('https://configdb.example:8443/api/v1/config')
+    classify = ->(error) { ConfigDB::Failures.classify(error, uri, { 'http_read_timeout' => 3 }, 'ConfigDB', 'the url option') }
+    assert_equal ['unknown host', 'Cannot resolve the name configdb.example (ConfigDB at configdb.example:8443): ' \
+                                  'getaddrinfo: Name or service not known; check the url option'],
+                 classify.call(SocketError.new('getaddrinfo: Name or service not known'))
+    assert_equal ['timeout', 'ConfigDB at configdb.example:8443 did not answer within 3 s: it is hung or overloaded ' \
+                             '(or raise http_read_timeout)'], classify.call(Net::ReadTimeout.new)
+    assert_equal 'connection', classify.call(Errno::ECONNRESET.new).first
+    assert_kind_of ConfigDB::Unavailable, ConfigDB::Failures.error(Errno::ECONNRESET.new, uri, {}, 'ConfigDB', 'url')
+  end
+
   def test_the_right_ca_file_is_trusted_so_each_cause_above_is_the_only_fault
     server = RecordingServer.new(DOCUMENT, ssl_context: CA.server_context)
     client = ConfigDB::Client.new('url' => server.url('https'), 'ssl_ca_cert' => FILES['ca.pem'])

@@ -69,7 +69,7 @@ module ConfigDB
       when Net::ReadTimeout
         ['timeout', "#{where} did not answer within #{options['http_read_timeout'] || 10} s: it is hung or overloaded " \
                     '(or raise http_read_timeout)']
-      when SocketError then ['unknown host', "Cannot resolve the name #{uri.host} of #{service}: #{error.message}; " \
+      when SocketError then ['unknown host', "Cannot resolve the name #{uri.host} (#{where}): #{error.message}; " \
                                              "check #{url_option}"]
       else ['connection', "Cannot connect to #{where}: #{error.class}: #{error.message}"]
       end
