@@ -38,7 +38,7 @@ def not_found(environ, start_response):
 
 
 class Cheroot:
-    """``nailgun-api``'s server (``nailgun_host.web_server``) in a thread, serving TLS with a certificate and its key."""
+    """``nailgun-api``'s server (``nailgun_host.web_server``) in a thread, serving TLS with a certificate, key pair."""
 
     def __init__(self, cert_key=None):
         self.server = web_server.make_server(("127.0.0.1", 0), not_found)
@@ -72,35 +72,38 @@ def servers(tls):
 
 #: cause => what fuel-ext's and fuel2's headline says (``{port}``, ``{ca}`` filled in)
 PYTHON = {
-    "hostname mismatch": "TLS: the certificate of the Nailgun API at 127.0.0.1:{port} is not valid for the name 127.0.0.1 "
-                         "(hostname mismatch): connect by a name it holds (SERVER_ADDRESS), or reissue it for 127.0.0.1",
+    "hostname mismatch": "TLS: the certificate of the Nailgun API at 127.0.0.1:{port} is not valid for the name "
+                         "127.0.0.1 (hostname mismatch): connect by a name it holds (SERVER_ADDRESS), or reissue it "
+                         "for 127.0.0.1",
     "self-signed": "TLS: the certificate of the Nailgun API at 127.0.0.1:{port} is self-signed and not in the CA file "
                    "{ca} (OS_CACERT) (self-signed certificate): set OS_CACERT to a file holding it or its CA",
-    "unknown CA": "TLS: the certificate of the Nailgun API at 127.0.0.1:{port} is signed by a CA not in the CA file {ca} "
-                  "(OS_CACERT) (unable to get local issuer certificate): set OS_CACERT to the CA that signed it",
+    "unknown CA": "TLS: the certificate of the Nailgun API at 127.0.0.1:{port} is signed by a CA not in the CA file "
+                  "{ca} (OS_CACERT) (unable to get local issuer certificate): set OS_CACERT to the CA that signed it",
     "expired": "TLS: the certificate of the Nailgun API at 127.0.0.1:{port} has expired: the server needs a renewed "
                "certificate",
-    "not TLS": "TLS: the Nailgun API at 127.0.0.1:{port} does not speak TLS there: use SERVER_PROTOCOL with http, or the "
-               "port where it serves https",
+    "not TLS": "TLS: the Nailgun API at 127.0.0.1:{port} does not speak TLS there: use SERVER_PROTOCOL with http, or "
+               "the port where it serves https",
     "refused": "Connection to the Nailgun API at 127.0.0.1:{port} refused: nothing listens there; check SERVER_ADDRESS "
                "and SERVER_PORT",
     "timeout": "The Nailgun API at 127.0.0.1:{port} did not answer within 1 s: it is hung or overloaded (or raise "
                "HTTP_TIMEOUT)",
     "plain refused": "Connection to the Nailgun API at 127.0.0.1:{port} refused: nothing listens there; check "
                      "SERVER_ADDRESS and SERVER_PORT",
-    "plain timeout": "The Nailgun API at 127.0.0.1:{port} did not answer within 1 s: it is hung or overloaded (or raise "
-                     "HTTP_TIMEOUT)",
+    "plain timeout": "The Nailgun API at 127.0.0.1:{port} did not answer within 1 s: it is hung or overloaded (or "
+                     "raise HTTP_TIMEOUT)",
     "trusted": "nothing here (404)",
 }
 #: cause => what the Hiera backends' headline says
 RUBY = {
     "hostname mismatch": "TLS: the certificate of ConfigDB at 127.0.0.1:{port} is not valid for the name 127.0.0.1 "
-                         "(hostname mismatch): connect by a name it holds (the url option), or reissue it for 127.0.0.1",
+                         "(hostname mismatch): connect by a name it holds (the url option), or reissue it for "
+                         "127.0.0.1",
     "self-signed": "TLS: the certificate of ConfigDB at 127.0.0.1:{port} is self-signed and not in the CA file {ca} "
                    "(ssl_ca_cert) (self-signed certificate): set ssl_ca_cert to a file holding it or its CA",
     "unknown CA": "TLS: the certificate of ConfigDB at 127.0.0.1:{port} is signed by a CA not in the CA file {ca} "
                   "(ssl_ca_cert) (unable to get local issuer certificate): set ssl_ca_cert to the CA that signed it",
-    "expired": "TLS: the certificate of ConfigDB at 127.0.0.1:{port} has expired: the server needs a renewed certificate",
+    "expired": "TLS: the certificate of ConfigDB at 127.0.0.1:{port} has expired: the server needs a renewed "
+               "certificate",
     "not TLS": "TLS: ConfigDB at 127.0.0.1:{port} does not speak TLS there: use an http URL in the url option, or the "
                "port where it serves https",
     "refused": "Connection to ConfigDB at 127.0.0.1:{port} refused: nothing listens there; check the url option",
@@ -143,7 +146,8 @@ KEYSTONE = {
     "hostname mismatch": "TLS: the certificate of Keystone at 127.0.0.1:{port} is not valid for the name 127.0.0.1 "
                          "(hostname mismatch): connect by a name it holds (OS_AUTH_URL), or reissue it for 127.0.0.1",
     "refused": "Connection to Keystone at 127.0.0.1:{port} refused: nothing listens there; check OS_AUTH_URL",
-    "timeout": "Keystone at 127.0.0.1:{port} did not answer within 1 s: it is hung or overloaded (or raise HTTP_TIMEOUT)",
+    "timeout": "Keystone at 127.0.0.1:{port} did not answer within 1 s: it is hung or overloaded (or raise "
+               "HTTP_TIMEOUT)",
 }
 
 
