@@ -4,8 +4,12 @@
   clients opening connections at once would otherwise wait for SYN retransmissions or be dropped.
 - cheroot's own refusals of a request it cannot parse (a malformed ``Content-Length``, request line or
   header) are JSON, ``{"message": ..., "errors": []}``, like every answer of the application, not text/plain.
+- cheroot's own log lines (a client that failed the TLS handshake or spoke plain HTTP to the TLS port, an
+  error outside a request) go through ``logging`` as ``nailgun.server``, so they have the request log's
+  time, level and destination (``LOG``), not bare lines on stderr.
 """
 import json
+import logging
 import socket
 
 from cheroot import errors as cheroot_errors
@@ -14,6 +18,13 @@ from web.httpserver import WSGIServer
 
 #: connections the kernel queues before the server accepts them (capped by net.core.somaxconn)
 LISTEN_BACKLOG = 1024
+LOG = logging.getLogger("nailgun.server")
+
+
+def error_log(msg="", level=logging.INFO, traceback=False):
+    """cheroot's ``error_log`` hook (``HTTPServer.error_log``): its message at its level, with the
+    exception being handled when it asks for the traceback."""
+    LOG.log(level, "%s", msg, exc_info=traceback)
 
 
 class JSONRefusals(cheroot_server.HTTPRequest):
@@ -44,4 +55,5 @@ def make_server(address, application):
     server = WSGIServer(address, application)
     server.request_queue_size = LISTEN_BACKLOG
     server.ConnectionClass = _Connection
+    server.error_log = error_log
     return server

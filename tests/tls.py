@@ -1,6 +1,7 @@
-"""TLS material made in the test run: a CA, a server and a client certificate it signed, and a wrong CA.
+"""TLS material made in the test run: a CA, a server and a client certificate it signed, and a wrong CA; and
+server certificates that each fail a client's check for one cause (``TLS.faulty``).
 
-Nothing is committed to the repository, and nothing expires while a run lasts (one day).
+Nothing is committed to the repository, and nothing but the expired certificate expires while a run lasts (one day).
 """
 import datetime
 import ipaddress
@@ -22,12 +23,13 @@ def _name(common_name):
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def _certificate(subject, key, issuer, issuer_key, ca=False, extensions=()):
+def _certificate(subject, key, issuer, issuer_key, ca=False, extensions=(), lifetime=None):
     now = datetime.datetime.now(datetime.timezone.utc)
+    not_before, not_after = lifetime or (now - datetime.timedelta(minutes=5), now + LIFETIME)
     builder = (x509.CertificateBuilder()
                .subject_name(_name(subject)).issuer_name(issuer.subject if issuer else _name(subject))
                .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + LIFETIME)
+               .not_valid_before(not_before).not_valid_after(not_after)
                .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
                .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False))
     if ca:
@@ -43,9 +45,22 @@ def _certificate(subject, key, issuer, issuer_key, ca=False, extensions=()):
     return builder.sign(issuer_key, hashes.SHA256())
 
 
+def _server_names(*names):
+    return x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(name)) if name[0].isdigit() or ":" in name
+                                        else x509.DNSName(name) for name in names])
+
+
+#: the loopback names the good server certificate holds
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
 class TLS:
     """PEM files in ``directory``: ``ca_file``, ``cert_file``/``key_file`` (server: 127.0.0.1, ::1 and
-    localhost), ``client_cert``/``client_key`` and ``wrong_ca_file`` (a CA that signed none of them)."""
+    localhost), ``client_cert``/``client_key`` and ``wrong_ca_file`` (a CA that signed none of them).
+
+    ``faulty``: cause => (certificate, key) of a server certificate that a client trusting ``ca_file`` refuses
+    for that cause alone: ``hostname mismatch`` (the CA's, for configdb.example only), ``self-signed`` (loopback names,
+    signed by itself), ``expired`` (the CA's, loopback names, expired yesterday)."""
 
     def __init__(self, directory):
         self.directory = directory
@@ -69,6 +84,22 @@ class TLS:
 
         wrong_key = _key()
         self.wrong_ca_file = self._write("wrong-ca.pem", _certificate("unrelated CA", wrong_key, None, wrong_key, ca=True))
+
+        now = datetime.datetime.now(datetime.timezone.utc)
+        usage = x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH])
+        self_key = _key()
+        made = {
+            "hostname mismatch": ("configdb.example", ca, ca_key, _server_names("configdb.example"), None),
+            "self-signed": ("localhost", None, None, _server_names(*LOOPBACK), None),
+            "expired": ("localhost", ca, ca_key, _server_names(*LOOPBACK),
+                        (now - 2 * LIFETIME, now - LIFETIME)),
+        }
+        self.faulty = {}
+        for cause, (subject, issuer, issuer_key, names, lifetime) in made.items():
+            key = self_key if issuer is None else _key()
+            certificate = _certificate(subject, key, issuer, issuer_key or key, extensions=[names, usage],
+                                       lifetime=lifetime)
+            self.faulty[cause] = (self._write(cause + ".pem", certificate), self._write(cause + ".key", key))
 
     def _write(self, name, item):
         if isinstance(item, x509.Certificate):

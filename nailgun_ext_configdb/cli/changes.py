@@ -3,14 +3,15 @@
 Without ``--follow`` one request lists the changes after revision N (a table, or ``-f json|yaml|
 value``). With ``--follow`` the command long-polls the feed (``wait``) and prints one line per
 change as it arrives (a JSON object per line with ``-f json``), continuing after the last revision
-it saw, until Ctrl-C; a server out of reach is retried with backoff, a 4xx ends the command.
+it saw, until Ctrl-C; a server out of reach (refused, silent, 5xx) is retried with backoff, one line each saying
+why and when, while a 4xx or a TLS failure (which only a changed setting cures) ends the command.
 """
 import json
 import time
 
 from cliff import lister
 
-from nailgun_platform.client import APIError, ClientMixin
+from nailgun_platform.client import APIError, ClientMixin, passes
 from nailgun_ext_configdb.cli.paths import ROOT
 
 COLUMNS = ("revision", "resource", "resource_name", "level", "kind", "change", "version", "author", "session",
@@ -89,9 +90,9 @@ class ConfigChanges(ClientMixin, lister.Lister):
             try:
                 body, waited = self.fetch(args, since, wait)
             except APIError as exc:
-                if exc.status is not None and exc.status < 500:
+                if not passes(exc):
                     raise
-                self.app.stderr.write("{0}; trying again in {1:g} s\n".format(exc, backoff))
+                self.app.stderr.write("{0}; retrying in {1:g} s\n".format(exc, backoff))
                 time.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
                 continue

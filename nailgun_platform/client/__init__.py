@@ -8,14 +8,14 @@ SQLAlchemy and the web framework. Extensions import this package and nothing bel
 """
 from nailgun_platform.client.base import ClientMixin, is_masked
 from nailgun_platform.client.documents import JSONValue, entries
-from nailgun_platform.client.errors import APIError
+from nailgun_platform.client.errors import APIError, passes
 from nailgun_platform.client.patches import MEDIA_TYPE, PatchFileError, read_patch
 from nailgun_platform.client.sessions import (Deployments, SessionAbandon, SessionDeploy, SessionDiff, SessionList,
                                               SessionOpen, SessionOption, SessionShow)
 
 __all__ = [
     # talking to the API
-    "APIError", "ClientMixin", "is_masked",
+    "APIError", "ClientMixin", "is_masked", "passes",
     # showing answers
     "JSONValue", "entries",
     # patch files

@@ -1,15 +1,26 @@
 """The one error the client code raises for what the API (or the login before it) answered."""
+from nailgun_platform.client import failures
 from nailgun_platform.client.documents import conflict_line, entries
 
 
 class APIError(Exception):
-    """An HTTP error answer, or no answer; ``str()`` is the message shown to the user."""
+    """An HTTP error answer, or no answer; ``str()`` is the message shown to the user. ``cause`` names why
+    there was no answer (``failures.Failure.cause``: "refused", "timeout", "hostname mismatch", ...)."""
 
-    def __init__(self, status, message, body=None):
+    def __init__(self, status, message, body=None, cause=None):
         super().__init__(message)
         self.status = status
         self.message = message
         self.body = body
+        self.cause = cause
+
+
+def passes(error):
+    """Whether an APIError may pass by itself, so that asking again later makes sense: the server's 5xx, or
+    no answer for a cause in ``failures.PASSING`` (refused, timeout); not a 4xx nor a TLS failure."""
+    if error.status is not None:
+        return error.status >= 500
+    return error.cause in failures.PASSING
 
 
 def details(errors):

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from nailgun_platform.client import failures
 from nailgun_platform.client.errors import APIError
 
 
@@ -79,12 +80,8 @@ class RequestsTransport:
     def send(self, method, url, **kwargs):
         try:
             return self.session.request(method, url, verify=self.verify, **kwargs)
-        except requests.exceptions.SSLError as exc:
-            raise APIError(None, _tls_message(url, self.verify, exc))
-        except requests.ConnectionError as exc:
-            raise APIError(None, "Cannot connect to the Nailgun API at {0}: {1}".format(_root(url), exc))
-        except requests.Timeout as exc:  # no answer within the timeout (HTTP_TIMEOUT, or a long poll's)
-            raise APIError(None, "The Nailgun API at {0} did not answer in time: {1}".format(_root(url), exc))
+        except (requests.ConnectionError, requests.Timeout) as exc:  # TLS, refused, no answer within the timeout
+            raise unreachable(exc, url, self.verify, kwargs.get("timeout"))
 
 
 class KeystoneTransport:
@@ -96,19 +93,21 @@ class KeystoneTransport:
         self.auth_url = settings["OS_AUTH_URL"]
         self.username = settings.get("OS_USERNAME")
         self.verify = verify
+        self.timeout = float(settings.get("HTTP_TIMEOUT") or 10)  # a hung Keystone must not hang the login for ever
         auth = v3.Password(
             auth_url=self.auth_url, username=self.username, password=settings.get("OS_PASSWORD"),
             project_name=settings.get("OS_PROJECT_NAME") or settings.get("OS_TENANT_NAME"),
             user_domain_name=settings.get("OS_USER_DOMAIN_NAME") or "Default",
             project_domain_name=settings.get("OS_PROJECT_DOMAIN_NAME") or "Default")
-        self.session = session.Session(auth=auth, verify=verify, session=RequestsTransport(proxies=proxies).session)
+        self.session = session.Session(auth=auth, verify=verify, timeout=self.timeout,
+                                       session=RequestsTransport(proxies=proxies).session)
 
     def send(self, method, url, **kwargs):
         from keystoneauth1 import exceptions
         try:
             self.session.get_token()  # first, so that a Keystone out of reach is named as such
-        except exceptions.ConnectionError as exc:
-            raise APIError(None, "Cannot connect to Keystone at {0}: {1}".format(self.auth_url, exc))
+        except exceptions.ConnectionError as exc:  # TLS, refused, or no answer in time
+            raise unreachable(exc, self.auth_url, self.verify, self.timeout, failures.KEYSTONE, "Keystone")
         except exceptions.Unauthorized as exc:
             raise APIError(401, "Keystone at {0} refused the login of {1!r}: {2}".format(
                 self.auth_url, self.username, exc))
@@ -116,10 +115,8 @@ class KeystoneTransport:
             raise APIError(None, "Cannot log in with Keystone at {0}: {1}".format(self.auth_url, exc))
         try:
             return self.session.request(url, method, raise_exc=False, verify=self.verify, **kwargs)
-        except exceptions.SSLError as exc:
-            raise APIError(None, _tls_message(url, self.verify, exc))
-        except exceptions.ConnectionError as exc:  # refused, unreachable, or no answer in time
-            raise APIError(None, "Cannot connect to {0}: {1}".format(_root(url), exc))
+        except exceptions.ConnectionError as exc:  # TLS, refused, or no answer in time
+            raise unreachable(exc, url, self.verify, kwargs.get("timeout"))
         except exceptions.Unauthorized as exc:
             raise APIError(401, "Keystone at {0} refused the login of {1!r}: {2}".format(
                 self.auth_url, self.username, exc))
@@ -127,12 +124,7 @@ class KeystoneTransport:
             raise APIError(None, "Cannot log in with Keystone at {0}: {1}".format(self.auth_url, exc))
 
 
-def _root(url):
-    parts = urlsplit(url)
-    return "{0}://{1}".format(parts.scheme, parts.netloc)
-
-
-def _tls_message(url, verify, exc):
-    ca = ("the CA file {0}".format(verify) if isinstance(verify, str)
-          else "the default CAs (REQUESTS_CA_BUNDLE or the system's)")
-    return "The TLS certificate of {0} is not trusted by {1}: {2}".format(_root(url), ca, exc)
+def unreachable(exc, url, verify, timeout, settings=failures.SERVER, service="the Nailgun API"):
+    """The APIError for a request that got no answer: ``failures.classify``'s headline and cause."""
+    failure = failures.classify(exc, url, verify, timeout, settings, service)
+    return APIError(None, failure.headline, cause=failure.cause)

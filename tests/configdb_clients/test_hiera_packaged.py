@@ -156,7 +156,7 @@ def test_with_configdb_down_confine_to_keys_lets_other_keys_resolve_from_yaml(pa
             assert all(r.returncode == 0 and "Mv1yTbAk" in r.stdout for r in confined), confined
         else:
             assert all(r.returncode != 0 and "Mv1yTbAk" not in r.stdout for r in confined), confined
-            assert "cannot be reached" in confined[1].stderr and "ECONNREFUSED" in confined[1].stderr
+            assert "refused: nothing listens there; check the url option (ConfigDB::Unavailable)" in confined[1].stderr
 
 
 def _timed(run):
@@ -194,5 +194,5 @@ def test_a_hung_server_fails_a_lookup_in_about_the_read_timeout(packaged, tmp_pa
         else:
             assert result.returncode != 0 and result.stdout == "", (tool, result.stdout)
         if tool == "hiera" and not graceful:
-            assert "Net::ReadTimeout" in result.stderr
+            assert "did not answer within {0} s: it is hung or overloaded".format(timeout) in result.stderr
         assert timeout <= hung_seconds < refused_seconds + 2 * timeout, (tool, hung_seconds, refused_seconds)

@@ -136,8 +136,10 @@ def test_https_with_the_ca_file(local_tls_server, tls, home):
 def test_https_refuses_a_certificate_its_ca_did_not_sign(local_tls_server, tls, home, trust):
     extra = {"OS_CACERT": tls.wrong_ca_file} if trust == "other CA" else {}
     run = fuel_ext_runner(local_tls_server, basic_login("admin", **extra), home, ok=False)
+    trusted = "the CA file {0} (OS_CACERT)".format(tls.wrong_ca_file) if extra else "the default CAs"
     assert refused(run, "config", "comp", "list").startswith(
-        "The TLS certificate of {0} is not trusted by ".format(local_tls_server.url))
+        "TLS: the certificate of the Nailgun API at 127.0.0.1:{0} is signed by a CA not in {1} ".format(
+            local_tls_server.port, trusted))
 
 
 def test_ca_file_beats_requests_ca_bundle(local_tls_server, tls, home):

@@ -6,14 +6,17 @@ processes on loopback ports.
 import contextlib
 import json
 import os
+import re
 import select
 import signal
 import socket
 import time
 
 import pytest
+import requests
 import webob
 
+from tests.auth import auth_server, local_settings
 from tests.conftest import LOOPBACK, LiveServer
 from tests.host.test_production import recipe_process
 
@@ -108,6 +111,33 @@ def test_every_refusal_of_nailgun_api_s_server_is_json(api_port, request_text):
     status, headers, body = raw(api_port, request_text)
     assert status.split()[1][0] in "45" and headers["content-type"] == "application/json", (status, body)
     assert json.loads(body)["errors"] == []
+
+
+#: a line of cheroot's own in the request log's format (nailgun_host.request_log.FORMAT): time, level, logger, request id
+CHEROOT_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (INFO|WARNING|ERROR) nailgun\.server \[-\] Client \(")
+
+
+def test_nailgun_api_logs_its_clients_tls_failures_with_time_and_level(migrated_db, db_url, tls):
+    """A client that refuses the certificate, and one speaking plain HTTP to the TLS port: cheroot's lines about
+    them have the request log's time and level, where cheroot alone writes them bare on stderr."""
+    server = auth_server(db_url, local_settings(), tls=tls)
+    try:
+        with pytest.raises(requests.exceptions.SSLError):
+            requests.get(server.url + "/api/v1/version", verify=tls.wrong_ca_file, timeout=30)
+        with contextlib.suppress(ConnectionResetError):  # cheroot answers 400 and closes, maybe before it read all
+            raw(server.port, b"GET /api/v1/version HTTP/1.1\r\nHost: x\r\n\r\n")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with open(server.log_path, encoding="utf-8", errors="replace") as log:
+                lines = [line for line in log if "Client (" in line]
+            if len(lines) >= 2:
+                break
+            time.sleep(0.1)
+    finally:
+        server.stop()
+    assert any("during handshake" in line for line in lines), lines
+    assert any("attempted to speak plain HTTP" in line for line in lines), lines
+    assert all(CHEROOT_LINE.match(line) for line in lines), lines
 
 
 @pytest.mark.parametrize("length", MALFORMED_LENGTHS)

@@ -164,7 +164,8 @@ class ConfigDBAuthTest < Minitest::Test
     ConfigDB::Client.clear
     without = ConfigDB::Client.new('url' => server.url('https'), 'ssl_ca_cert' => files['ca.pem'])
     error = assert_raises(ConfigDB::Error) { fetch(without) }
-    assert_match(/cannot be reached/, error.message)
+    assert_equal "TLS: ConfigDB at 127.0.0.1:#{server.port} demands a client certificate: set ssl_cert and ssl_key",
+                 error.message
     assert_equal 1, server.requests.size
   ensure
     server&.stop
@@ -176,7 +177,8 @@ class ConfigDBAuthTest < Minitest::Test
     files = Certificates.write('ours.pem' => ours.cert.to_pem, 'other.pem' => other.cert.to_pem)
     server = RecordingServer.new({ ASTUTE => [200, { 'deployment_id' => 7 }] }, ssl_context: ours.server_context)
     error = assert_raises(ConfigDB::Error) { fetch(ConfigDB::Client.new('url' => server.url('https'), 'ssl_ca_cert' => files['other.pem'])) }
-    assert_match(/certificate verify failed/, error.message)
+    assert_match(/\ATLS: the certificate of ConfigDB at 127.0.0.1:\d+ is signed by a CA not in the CA file #{files['other.pem']} \(ssl_ca_cert\) \(unable to get local issuer certificate\): set ssl_ca_cert to the CA that signed it\z/,
+                 error.message)
     assert_empty server.requests
     assert_equal 7, fetch(ConfigDB::Client.new('url' => server.url('https'), 'ssl_ca_cert' => files['ours.pem']))['deployment_id']
     ConfigDB::Client.clear

@@ -85,8 +85,11 @@ class ConfigDBBackendTest < Minitest::Test
   def test_an_unreachable_server_fails_the_lookup
     port = TCPServer.open('127.0.0.1', 0) { |s| s.addr[1] }
     configure(url: "http://127.0.0.1:#{port}/api/v1/config")
-    error = assert_raises(ConfigDB::Error) { lookup('deployment_id') }
-    assert_match(/cannot be reached/, error.message)
+    error = assert_raises(ConfigDB::Unavailable) { lookup('deployment_id') }
+    assert_equal "Connection to ConfigDB at 127.0.0.1:#{port} refused: nothing listens there; check the url option",
+                 error.message
+    assert_empty error.backtrace # a known failure: `hiera` prints its line alone
+    assert_nil error.cause
   end
 
   def test_failure_graceful_lets_the_next_backend_answer_when_the_server_is_out_of_reach

@@ -68,6 +68,8 @@ class Hiera
         end
         throw :no_such_key unless found
         answer
+      rescue ConfigDB::Error => e # a known failure: its line says it all; `hiera` would print backtraces under it
+        raise e.class, e.message, [], cause: nil
       end
 
       private

@@ -182,8 +182,7 @@ module ConfigDB
       end
     rescue *NETWORK_ERRORS => e
       # a certificate the options do not trust is a misconfiguration, not an outage
-      failure = e.is_a?(OpenSSL::SSL::SSLError) ? Error : Unavailable
-      raise failure, "ConfigDB at #{@base} cannot be reached (#{url}): #{e.class}: #{e.message}"
+      raise Failures.error(e, URI(url), @options, 'ConfigDB', 'the url option')
     end
 
     # [response, the Keystone token it was sent with or nil]

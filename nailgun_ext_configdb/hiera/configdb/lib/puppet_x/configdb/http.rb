@@ -5,6 +5,7 @@ require 'net/http'
 require 'openssl'
 require 'socket'
 require 'timeout'
+require 'puppet_x/configdb/failures'
 
 module ConfigDB
   class Error < StandardError; end
@@ -31,6 +32,20 @@ module ConfigDB
 
     def verify?(options)
       ![false, 'false', 'no', 0].include?(options['ssl_verify'])
+    end
+
+    # A started connection to uri (yielded to the block, and finished after it, when one is given). A
+    # certificate the options do not accept raises CertificateError with OpenSSL's verify result.
+    def start(uri, options, &block)
+      http = http_for(uri, options)
+      rejected = nil
+      http.verify_callback = ->(ok, store) { ok || (rejected ||= store.error) && false }
+      begin
+        http.start(&block)
+      rescue OpenSSL::SSL::SSLError => e
+        raise unless rejected
+        raise CertificateError.new(e.message, rejected)
+      end
     end
 
     # A connection to uri with the options' timeouts (hiera-http's http_connect_timeout and
@@ -68,10 +83,10 @@ module ConfigDB
         key = key_for(uri, options)
         reused = checkout(key)
         begin
-          use(key, reused || HTTP.http_for(uri, options).start, &block)
+          use(key, reused || HTTP.start(uri, options), &block)
         rescue *STALE
           raise unless reused
-          use(key, HTTP.http_for(uri, options).start, &block)
+          use(key, HTTP.start(uri, options), &block)
         end
       end
 

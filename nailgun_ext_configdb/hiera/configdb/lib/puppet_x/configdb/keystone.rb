@@ -58,15 +58,14 @@ module ConfigDB
         request['Content-Type'] = 'application/json'
         request['Accept'] = 'application/json'
         request.body = JSON.generate(auth_body(options))
-        response = HTTP.http_for(uri, options).start { |http| http.request(request) }
+        response = HTTP.start(uri, options) { |http| http.request(request) }
         unless response.code == '201' && response['X-Subject-Token']
           raise Error, "Keystone at #{uri} refused user '#{options['auth_user']}' of project " \
                        "'#{options['project_name']}' (#{response.code}): #{message(response)}"
         end
         Token.new(response['X-Subject-Token'], expiry(response.body))
       rescue *NETWORK_ERRORS => e
-        failure = e.is_a?(OpenSSL::SSL::SSLError) ? Error : Unavailable
-        raise failure, "Keystone at #{uri} cannot be reached: #{e.class}: #{e.message}"
+        raise Failures.error(e, uri, options, 'Keystone', 'the keystone_url option')
       end
 
       def auth_body(options)

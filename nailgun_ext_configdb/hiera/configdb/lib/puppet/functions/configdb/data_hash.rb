@@ -34,11 +34,11 @@ Puppet::Functions.create_function(:'configdb::data_hash') do
     end
     ConfigDB.location_data(options, explain: ->(line) { context.explain { line } }) { |text| context.interpolate(text) }
   rescue ConfigDB::Unavailable => e
-    raise Puppet::DataBinding::LookupError, e.message unless ConfigDB::Options.graceful?(options)
+    raise ConfigDB::Failures.for_puppet(e) unless ConfigDB::Options.graceful?(options)
     ConfigDB::Options.warn_once(options['url']) { Puppet.warning("ConfigDB: failure: graceful, lookups go on without it: #{e.message}") }
     context.explain { "ConfigDB: failure: graceful, this location is empty for the compilation: #{e.message}" }
     {}
   rescue ConfigDB::Error => e
-    raise Puppet::DataBinding::LookupError, e.message
+    raise ConfigDB::Failures.for_puppet(e)
   end
 end

@@ -52,7 +52,7 @@ Puppet::Functions.create_function(:'configdb::lookup_key') do
     return context.not_found unless data.include?(key)
     context.interpolate(data[key])
   rescue ConfigDB::Error => e
-    raise Puppet::DataBinding::LookupError, e.message
+    raise ConfigDB::Failures.for_puppet(e)
   end
 
   private
