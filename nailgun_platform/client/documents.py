@@ -33,7 +33,8 @@ def labellers():
 def label(descriptor):
     """The line its extension gives a document (``values of astute at /nodes/5/``, ``the environment model``);
     a document of a type no installed extension labels as compact JSON."""
-    entry = labellers().get(descriptor.get("type")) if isinstance(descriptor, dict) else None
+    kind = descriptor.get("type") if isinstance(descriptor, dict) else None
+    entry = labellers().get(kind) if isinstance(kind, str) else None
     if entry is None:
         return json.dumps(descriptor, sort_keys=True)
     return entry.load()(descriptor)
