@@ -131,5 +131,10 @@ class ConfigDBExtension(BaseExtension):
         return staging.deploy(session, changes, session.owner, bound=bound_by_patch_policy())
 
     @classmethod
+    def session_revisions(cls, session):
+        """The ConfigDB environment's revision the deploy's documents landed in, as the change feed has it."""
+        return staging.revisions(session)
+
+    @classmethod
     def session_diff(cls, session, change, masked):
         return staging.diff(change, masked)

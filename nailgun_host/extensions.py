@@ -247,6 +247,13 @@ class BaseExtension(abc.ABC):
         return []
 
     @classmethod
+    def session_revisions(cls, session):
+        """After ``on_session_deploy``: ``{counter: {"id": ..., "revision": ...}}`` for each revision counter of
+        the extension's that the deploy moved (named after the extension, e.g. ``configdb_environment``), with
+        the revision it landed in; the deployment lists them in ``revisions`` beside the host's ``cluster``."""
+        return {}
+
+    @classmethod
     def session_diff(cls, session, change, masked):
         """``(patch, hidden)``: the RFC 6902 patch from the current document to the staged one, its secret
         values masked when ``masked`` (``hidden``: whether one was)."""

@@ -82,6 +82,14 @@ def deleted(environment_id, level_paths, author=None, session_id=None):
         version=None, author=author, session_id=session_id) for d in documents])
 
 
+def session_landed(environment, session_id):
+    """Whether the deploy of ``session_id`` (just run, in this transaction) wrote in ``environment``: its feed
+    entries are at the environment's current revision, which is then the revision the deploy landed in."""
+    return db.scalar(sa.select(sa.exists().where(
+        Change.environment_id == environment.id, Change.revision == environment.revision,
+        Change.session_id == session_id)))
+
+
 def _to_dict(change, resource_name):
     return {"revision": change.revision, "resource": change.resource_definition_id, "resource_name": resource_name,
             "level": levels.display(change.level_path), "kind": change.kind, "change": change.change,

@@ -19,12 +19,15 @@ import sqlalchemy as sa
 from nailgun_host.public import check_storable, config_session_obj as config_session, db, errors
 from nailgun_platform.public import masking, type_strict_equal
 from nailgun_ext_configdb.models import VALUES, DocumentVersion, Environment
+from nailgun_ext_configdb.objects import changes as changes_obj
 from nailgun_ext_configdb.objects import document as document_obj
 from nailgun_ext_configdb.objects import environment as environment_obj
 from nailgun_ext_configdb.objects import json_values, levels, resource_definition, secrets, write_policy
 
 #: the name the host files ConfigDB's staged documents under (the extension's name)
 EXTENSION = "configdb"
+#: what a deployment's ``revisions`` calls the counter of a ConfigDB environment (``Environment.revision``)
+COUNTER = "configdb_environment"
 
 #: one stored or staged document of a merge: ``id`` is None for one staged and not stored yet
 Layer = collections.namedtuple("Layer", "id level_path kind data")
@@ -234,6 +237,15 @@ def deploy(session, changes, author, bound=True):
                             "secrets": sorted(secrets.of(resource, stored) | secrets.of(resource, data))})
     db.flush()
     return entries
+
+
+def revisions(session):
+    """``{"configdb_environment": {"id", "revision"}}`` when the deploy of ``session`` wrote documents: the
+    environment revision they share, the one their change-feed entries carry; {} when it wrote none."""
+    environment = db.get(Environment, session.environment_id)  # locked by ``lock`` at the deploy's start
+    if environment is None or not changes_obj.session_landed(environment, session.id):
+        return {}
+    return {COUNTER: {"id": environment.id, "revision": environment.revision}}
 
 
 def diff(change, masked):

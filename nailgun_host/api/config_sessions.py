@@ -221,7 +221,7 @@ def deployment(session, masked):
         "id": session.id, "environment_id": session.environment_id, "environment_type": session.scope,
         "user_id": session.owner, "created": iso(session.created_at), "updated": iso(session.deployed_at),
         "started": iso(session.deployed_at), "finished": iso(session.deployed_at), "state": "success",
-        "revision": session.revision,
+        "revision": session.revision, "revisions": session.revisions or {},
         "documents": [{"document": e["document"], "changed_keys": e["changed_keys"]} for e in history],
         "sections": sorted({key for e in history if e["document"].get("type") in section_types()
                             for key in e["changed_keys"]}),

@@ -262,8 +262,11 @@ class ConfigSession(Base):
     updated_at: Mapped[datetime.datetime] = mapped_column(default=clock.now)
     expires_at: Mapped[datetime.datetime] = mapped_column()
     deployed_at: Mapped[datetime.datetime | None] = mapped_column()
-    #: the scope revision the deploy landed in
+    #: the scope revision the deploy landed in (what ``?before=`` pages by)
     revision: Mapped[int | None] = mapped_column(sa.BigInteger)
+    #: every revision counter the deploy moved, ``{counter: {"id", "revision"}}``: ``cluster`` (the host's) and
+    #: the extensions' (``BaseExtension.session_revisions``); None until deployed
+    revisions: Mapped[dict | None] = mapped_column(JSONType)
     #: why it is invalid: the 409 entries of the documents changed under it
     conflicts: Mapped[list | None] = mapped_column(JSONType)
     #: what a deploy changed, per document (``{"document", "changed_keys", "patch", "secrets"}``); the

@@ -307,6 +307,7 @@ def deploy(session):
     at = now()
     session.state = "deployed"
     session.revision = revision(scope)
+    session.revisions = _moved(session, cluster)
     session.deployed_at = session.updated_at = at
     session.deployed_changes = seal_history(deployed)
     db.execute(sa.delete(ConfigSessionChange).where(ConfigSessionChange.session_id == session.id))
@@ -315,6 +316,17 @@ def deploy(session):
     db.flush()
     db.expire(session, ["changes"])
     return session
+
+
+def _moved(session, cluster):
+    """``{counter: {"id", "revision"}}``: each revision counter the deploy moved and the revision it landed in,
+    the cluster's (a cluster scope's deploy always moves it) and each extension's (``session_revisions``)."""
+    moved = {} if cluster is None else {"cluster": {"id": cluster.id, "revision": int(cluster.revision)}}
+    for answer in extensions.fire("session_revisions", session):
+        for counter, landed in (answer or {}).items():
+            assert counter not in moved, "two answers name the revision counter {0!r}".format(counter)
+            moved[counter] = {"id": int(landed["id"]), "revision": int(landed["revision"])}
+    return moved
 
 
 def _invalidate_others(session):
@@ -409,12 +421,16 @@ def documents(session):
 
 
 def to_dict(session):
-    """Seed 001's session JSON (ISO datetimes), with the documents staged and, when invalid, the conflicts."""
+    """Seed 001's session JSON (ISO datetimes), with the documents staged and, when invalid, the conflicts.
+
+    ``revision`` is the scope's counter (the cluster's for a cluster scope); ``revisions`` names every counter
+    the deploy moved ({} before), so a deployment joins the ConfigDB change feed by the environment's."""
     answer = {
         "id": session.id, "environment_id": session.environment_id, "environment_type": session.scope,
         "user_id": session.owner, "created": iso(session.created_at), "updated": iso(session.updated_at),
         "version": session.version, "state": session.state, "expires": iso(session.expires_at),
-        "deployed": iso(session.deployed_at), "revision": session.revision, "documents": documents(session),
+        "deployed": iso(session.deployed_at), "revision": session.revision, "revisions": session.revisions or {},
+        "documents": documents(session),
     }
     if session.state == "invalid":
         answer["conflicts"] = list(session.conflicts or [])

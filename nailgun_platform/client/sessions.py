@@ -21,11 +21,25 @@ STATE_HEADER = "X-Configuration-Session-State"
 ENV_VARIABLE = "FUEL_SESSION"
 
 SESSION_COLUMNS = ("id", "environment_id", "environment_type", "user_id", "state", "version", "revision",
-                   "created", "updated", "expires", "deployed", "documents")
+                   "revisions", "created", "updated", "expires", "deployed", "documents")
 LIST_COLUMNS = ("id", "user_id", "state", "version", "created", "expires", "documents")
 DIFF_COLUMNS = ("document", "op", "path", "from", "value")
-DEPLOYMENT_COLUMNS = ("id", "revision", "user_id", "started", "finished", "state", "documents", "sections")
-FORMATTED = {"documents": Documents, "conflicts": Conflicts, "sections": Lines}
+DEPLOYMENT_COLUMNS = ("id", "revision", "revisions", "user_id", "started", "finished", "state", "documents",
+                      "sections")
+
+
+class Revisions(JSONValue):
+    """A deployment's ``revisions``: each counter it moved, ``<counter> <id>: <revision>``, one a line
+    (``configdb_environment 1: 4`` is the revision the ConfigDB change feed shows)."""
+
+    def human_readable(self):
+        moved = self._value if isinstance(self._value, dict) else {}
+        return "\n".join("{0} {1}: {2}".format(counter, landed.get("id"), landed.get("revision"))
+                         if isinstance(landed, dict) else "{0}: {1}".format(counter, landed)
+                         for counter, landed in sorted(moved.items()))
+
+
+FORMATTED = {"documents": Documents, "conflicts": Conflicts, "sections": Lines, "revisions": Revisions}
 
 
 class SessionError(Exception):

@@ -130,6 +130,7 @@ def test_error_details_and_labels_never_fail_on_any_json(value):
     assert all(isinstance(line, str) for line in errors.details(value))
     assert all(isinstance(line, str) for line in errors.details([value]))
     assert isinstance(documents.label(value), str)
+    assert isinstance(sessions.Revisions(value).human_readable(), str)
     if isinstance(value, dict):
         assert isinstance(documents.conflict_line(value), str)
         assert isinstance(documents.staged_line(value), str)
@@ -152,6 +153,15 @@ def test_a_deployment_diff_prints_one_operation_a_line():
         {"op": "move", "from": "/b", "path": "/c"}]}])
     assert diff.human_readable() == ('the environment model:\n  replace /name "prod"\n  remove /a\n'
                                      '  move /c from /b')
+
+
+def test_a_deployment_names_each_counter_it_moved_one_a_line():
+    moved = sessions.Revisions({"configdb_environment": {"id": 3, "revision": 4}, "cluster": {"id": 3, "revision": 1}})
+    assert moved.human_readable() == "cluster 3: 1\nconfigdb_environment 3: 4"
+    assert moved.machine_readable() == {"configdb_environment": {"id": 3, "revision": 4},
+                                        "cluster": {"id": 3, "revision": 1}}
+    assert sessions.Revisions(None).human_readable() == ""
+    assert "revisions" in sessions.DEPLOYMENT_COLUMNS and "revisions" in sessions.SESSION_COLUMNS
 
 
 def test_a_patch_is_read_as_json_or_yaml_from_a_file_or_stdin(tmp_path):

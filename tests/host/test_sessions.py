@@ -70,6 +70,8 @@ def test_seed_001_sequence_first_deploy_wins(toy):
     assert toy.get("nova", a["id"]).json == {"debug": True}
     deployed = toy.deploy(a["id"]).json
     assert deployed["state"] == "deployed" and deployed["revision"] == 2
+    # the cluster's counter is the one a cluster's deploy always moves (the toy has none of its own to name)
+    assert deployed["revisions"] == {"cluster": {"id": toy.cluster_id, "revision": 2}}
     assert deployed["documents"] == [{"document": {"type": "toy", "name": "nova"}, "changed_keys": ["debug"]}]
     refused = toy.deploy(b["id"], status=409).json
     assert refused["errors"] == [{"document": {"type": "toy", "name": "nova"}, "revision": 2, "author": "anonymous"}]
@@ -213,7 +215,8 @@ def test_session_json(toy, session):
     base = _sql(session, "SELECT base FROM config_sessions WHERE id = :id", id=a["id"]).scalar()
     assert (base if isinstance(base, dict) else __import__("json").loads(base))["toy_a"] == {"opened_at": 1}
     assert set(a) == {"id", "environment_id", "environment_type", "user_id", "created", "updated", "version",
-                      "state", "expires", "deployed", "revision", "documents"}
+                      "state", "expires", "deployed", "revision", "revisions", "documents"}
+    assert a["revisions"] == {}
     assert a["user_id"] == "anonymous" and a["environment_id"] == toy.cluster_id and a["deployed"] is None
     import datetime
 
@@ -378,6 +381,7 @@ def test_config_scope_sessions_under_an_extension_prefix(toy, toy_app, session):
     toy.get("nova", a["id"], status=400)
     deployed = toy_app.post("{0}/sessions/{1}/deploy".format(prefix, a["id"])).json
     assert deployed["revision"] == 1 and toy_app.get(prefix + "/docs/nova").json == {"debug": True}
+    assert deployed["revisions"] == {}  # no cluster, and the toy names no counter of its own
     assert toy_app.post(prefix + "/configure").json["version"] == 1
     toy_app.post("{0}/toy/envs/999/configure".format(API), status=404)
 
