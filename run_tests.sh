@@ -4,8 +4,8 @@
 #   ./run_tests.sh [pytest arguments...]        e.g. ./run_tests.sh -x -k assignment
 #
 # 1. As root, installs the Debian packages the tests need when they are missing
-#    (postgresql, ruby, hiera, puppet, rpm, rpmlint, python3-setuptools, nginx-light); as another user it says what
-#    it skips.
+#    (postgresql, ruby, hiera, puppet, rpm, rpmlint, python3-setuptools, nginx-light, man-db, bash-completion);
+#    as another user it says what it skips.
 # 2. Creates ./.venv (always this one, whatever virtualenv is active) and installs
 #    the package in it with its test extra: pip install -e '.[test]'.
 # 3. Checks the layering contracts of setup.cfg with lint-imports (import-linter).
@@ -77,6 +77,8 @@ missing_debian_packages() {
     command -v puppet >/dev/null || echo puppet
     command -v rpmbuild >/dev/null || echo rpm
     command -v rpmlint >/dev/null || echo rpmlint
+    command -v man >/dev/null || echo man-db       # renders the manual pages (tests/host/test_operator_habits.py)
+    [ -f /usr/share/bash-completion/bash_completion ] || echo bash-completion  # fuel-ext's completion
     # rpmbuild runs the spec's setup.py with the system's python3 (tests/packaging/test_rpm.py)
     { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import setuptools' 2>/dev/null; } || echo python3-setuptools
     # Fuel's nginx in front of the packaged snippet (tests/packaging/test_nginx.py); not started as a service

@@ -9,7 +9,7 @@ DEFAULTS = {
     "max_versions": 100,  # versions kept per document; 0 keeps all
     "max_changes": 10000,  # change-feed entries kept per environment (whole revisions); 0 keeps all
     "storage": "sql",  # the storage driver: sql or git (docs/operator/storage-drivers.md)
-    "git_root": "/var/lib/nailgun/configdb-git",  # the git driver's repositories
+    "git_root": "/var/lib/fuel-nailgun-extensions/configdb-git",  # the git driver's repositories
 }
 #: environment variables over the file's values
 ENVIRONMENT = {"NAILGUN_CONFIGDB_STORAGE": (NAME, "storage"), "NAILGUN_CONFIGDB_GIT_ROOT": (NAME, "git_root")}

@@ -79,7 +79,7 @@ DEFAULTS = {
         "method": "none",  # none | local | keystone
         "allow_insecure_no_auth": False,  # method none: serve clients off loopback too (auth.middleware)
         "realm": "nailgun",
-        "users_file": "/etc/nailgun/users.yaml",
+        "users_file": "/var/lib/fuel-nailgun-extensions/users.yaml",
         "token_ttl": 3600,
         "credential_cache_ttl": 60,
         # password guessing: docs/operator/auth-and-tls.md; nailgun_host.auth.check_slots and .lockout

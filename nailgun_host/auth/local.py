@@ -82,14 +82,18 @@ def hash_password(password):
 
 
 def save(path, content):
-    """Write the users file atomically, readable by its owner only."""
+    """Write the users file atomically, readable by its owner only. Written by root, it keeps the owner it had,
+    or a new one takes its directory's: root's ``nailgun-users`` leaves it readable by the service owning them."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
+    owner = os.stat(path if os.path.exists(path) else directory)
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".users-")
     try:
         with os.fdopen(handle, "w") as stream:
             yaml.safe_dump(content, stream, default_flow_style=False, sort_keys=True)
         os.chmod(temporary, 0o600)
+        if os.getuid() == 0:  # only root can give a file away
+            os.chown(temporary, owner.st_uid, owner.st_gid)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)

@@ -6,6 +6,8 @@
 - ``nailgun-secrets`` (``secrets.secrets_keys``) keeps the secrets' keys;
 - ``nailgun-feed`` (``feed.serve``) serves the change feed's long waits.
 
-What they all do at start is in ``startup``. The server start-up itself (``nailgun_host.web_server``,
-``nailgun_host.wsgi``) stays apart. ``fuel-ext`` runs on a client: ``nailgun_platform.client.fuel_ext``.
+Each module's ``build_parser()`` is its command line, which ``man_pages`` turns into the manual pages
+(``python -m nailgun_host.cmd.man_pages --output DIR``). What they all do at start is in ``startup``. The
+server start-up itself (``nailgun_host.web_server``, ``nailgun_host.wsgi``) stays apart. ``fuel-ext`` runs on a
+client: ``nailgun_platform.client.fuel_ext`` (which has a ``build_parser()`` too).
 """

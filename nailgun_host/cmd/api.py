@@ -18,7 +18,7 @@ def _tls_adapter(args):
             args.cert_file, args.key_file, exc))
 
 
-def serve(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(prog="nailgun-api", description="Serve the Nailgun API with web.py's server.")
     startup.common_arguments(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
@@ -30,37 +30,41 @@ def serve(argv=None):
     parser.add_argument("--allow-insecure-no-auth", action="store_true",
                         help="AUTH.allow_insecure_no_auth: with AUTH method none, listen on a non-loopback address "
                              "and serve every client (anyone who reaches the port may read and change everything)")
+    return parser
 
-    def main(args):
-        url = startup.load_settings(args)
-        startup.configure_logging()
-        startup.check_exposure(args)
-        startup.use_database(url, migrate=not args.no_migrate)
-        from nailgun_host import web_server
 
-        # Not web.httpserver.runsimple: it also serves ./static/ from the working directory,
-        # with directory listings and HTML errors. Only the API is served here.
-        server = web_server.make_server((args.host, args.port), startup.build_wsgi())
-        scheme = "http"
-        if args.cert_file:
-            server.ssl_adapter = _tls_adapter(args)
-            scheme = "https"
-        try:
-            server.prepare()
-        except OSError as exc:
-            raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
-        print("Nailgun API on {0}://{1}:{2}/api/v1 ({3}, authentication: {4})".format(
-            scheme, args.host, args.port, startup.shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
-        from nailgun_host import stats
-        from nailgun_host.app import settle
+def main(args):
+    url = startup.load_settings(args)
+    startup.configure_logging()
+    startup.check_exposure(args)
+    startup.use_database(url, migrate=not args.no_migrate)
+    from nailgun_host import web_server
 
-        settle()
-        stats.start_flushing(settings["STATS"]["flush_seconds"])
-        try:
-            server.serve()
-        except KeyboardInterrupt:
-            notify.end_waits()  # a feed request waiting in a thread would hold the stop up to its wait
-            server.stop()
-        return 0
+    # Not web.httpserver.runsimple: it also serves ./static/ from the working directory,
+    # with directory listings and HTML errors. Only the API is served here.
+    server = web_server.make_server((args.host, args.port), startup.build_wsgi())
+    scheme = "http"
+    if args.cert_file:
+        server.ssl_adapter = _tls_adapter(args)
+        scheme = "https"
+    try:
+        server.prepare()
+    except OSError as exc:
+        raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
+    print("Nailgun API on {0}://{1}:{2}/api/v1 ({3}, authentication: {4})".format(
+        scheme, args.host, args.port, startup.shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
+    from nailgun_host import stats
+    from nailgun_host.app import settle
 
-    return startup.run(parser, main, argv)
+    settle()
+    stats.start_flushing(settings["STATS"]["flush_seconds"])
+    try:
+        server.serve()
+    except KeyboardInterrupt:
+        notify.end_waits()  # a feed request waiting in a thread would hold the stop up to its wait
+        server.stop()
+    return 0
+
+
+def serve(argv=None):
+    return startup.run(build_parser(), main, argv)

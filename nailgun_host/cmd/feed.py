@@ -8,13 +8,12 @@ from nailgun_host.settings import settings
 from nailgun_platform import feed_server
 
 
-def serve(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(
         prog="nailgun-feed",
         description="Serve the Nailgun API for long-waiting readers (GET .../changes?wait=): parked waiters "
                     "hold no thread and no database connection. Put it behind the load balancer for the feed routes.")
-    parser.add_argument("--db-url", help="SQLAlchemy URL (default: $NAILGUN_DB_URL or the embedded SQLite file)")
-    parser.add_argument("--config", help="YAML settings file (default: $NAILGUN_CONFIG)")
+    startup.common_arguments(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8001, help="port to listen on (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=8,
@@ -22,29 +21,33 @@ def serve(argv=None):
     parser.add_argument("--allow-insecure-no-auth", action="store_true",
                         help="AUTH.allow_insecure_no_auth: with AUTH method none, listen on a non-loopback address "
                              "and serve every client")
+    return parser
 
-    def main(args):
-        try:
-            from aiohttp import web as aioweb
-        except ImportError:
-            raise StartupError("aiohttp is not installed: pip install 'fuel-nailgun-extensions[feed]'")
-        url = startup.load_settings(args)
-        startup.configure_logging()
-        args.cert_file = args.key_file = None
-        startup.check_exposure(args)
-        startup.use_database(url, migrate=False)
-        app = feed_server.make_app(startup.build_wsgi(), max(1, args.threads), int(settings["MAX_REQUEST_BODY"]))
-        print("Nailgun feed server on http://{0}:{1}/api/v1 ({2}, authentication: {3})".format(
-            args.host, args.port, startup.shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
-        from nailgun_host import stats
-        from nailgun_host.app import settle
 
-        settle()
-        stats.start_flushing(settings["STATS"]["flush_seconds"])
-        try:
-            aioweb.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
-        except OSError as exc:
-            raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
-        return 0
+def main(args):
+    try:
+        from aiohttp import web as aioweb
+    except ImportError:
+        raise StartupError("aiohttp is not installed: pip install 'fuel-nailgun-extensions[feed]'")
+    url = startup.load_settings(args)
+    startup.configure_logging()
+    args.cert_file = args.key_file = None
+    startup.check_exposure(args)
+    startup.use_database(url, migrate=False)
+    app = feed_server.make_app(startup.build_wsgi(), max(1, args.threads), int(settings["MAX_REQUEST_BODY"]))
+    print("Nailgun feed server on http://{0}:{1}/api/v1 ({2}, authentication: {3})".format(
+        args.host, args.port, startup.shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
+    from nailgun_host import stats
+    from nailgun_host.app import settle
 
-    return startup.run(parser, main, argv)
+    settle()
+    stats.start_flushing(settings["STATS"]["flush_seconds"])
+    try:
+        aioweb.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+    except OSError as exc:
+        raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
+    return 0
+
+
+def serve(argv=None):
+    return startup.run(build_parser(), main, argv)

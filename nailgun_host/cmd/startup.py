@@ -13,6 +13,7 @@ import sqlalchemy as sa
 import sqlalchemy.exc
 import yaml
 
+import nailgun_host
 from nailgun_host import db
 from nailgun_host.db import migration
 from nailgun_host.settings import DEFAULT_FILE, settings
@@ -30,6 +31,10 @@ DB_URL_HELP = ("SQLAlchemy URL (default: $NAILGUN_DB_URL, else DATABASE_URL of t
 
 
 def common_arguments(parser):
+    """--version, --db-url and --config: what every server command takes (``fuel-ext --version`` is cliff's,
+    the same argparse action and line)."""
+    parser.add_argument("--version", action="version", version="%(prog)s " + nailgun_host.__version__,
+                        help="print the version of fuel-nailgun-extensions and exit")
     parser.add_argument("--db-url", help=DB_URL_HELP)
     parser.add_argument("--config", help=CONFIG_HELP)
 

@@ -23,7 +23,7 @@ def _revision_lines(state):
         yield "{0}: {1} ({2})".format(name, current, verdict)
 
 
-def syncdb(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(
         prog="nailgun-syncdb",
         description="Migrate the database (the core and every extension) and create the admin network. "
@@ -33,23 +33,31 @@ def syncdb(argv=None):
     parser.add_argument("--status", action="store_true",
                         help="only report the revision of the core and of every extension and whether it is the "
                              "head, creating nothing; exit status 1 when one is not (or there is no database)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also log alembic's lines (each migration it runs, its context) on stderr")
+    return parser
 
-    def main(args):
-        # alembic's "Running upgrade" lines when migrating; a report is the lines printed below alone
-        logging.basicConfig(level=logging.WARNING if args.status else logging.INFO, format="%(message)s")
-        url = startup.load_settings(args)
-        if args.status and startup.missing_sqlite_file(url):  # connecting would create it (and its directories)
-            raise StartupError("no database at {0}".format(startup.missing_sqlite_file(url)))
-        print("database: {0}".format(startup.shown(url)), flush=True)
-        startup.use_database(url, migrate=not args.status, refuse_newer=False)
-        try:
-            state = migration.read_status(url)
-        except sqlalchemy.exc.DBAPIError as exc:
-            raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
-        finally:
-            db.db.remove()
-        for line in _revision_lines(state):
-            print(line)
-        return 1 if migration.behind(state) else 0
 
-    return startup.run(parser, main, argv)
+def main(args):
+    # Quiet for the package's upgrade scriptlets: stderr has a line only when something is wrong, the run waits
+    # for another, or a migration ran (one line naming each part's move); alembic's chatter only with -v.
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("alembic").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    url = startup.load_settings(args)
+    if args.status and startup.missing_sqlite_file(url):  # connecting would create it (and its directories)
+        raise StartupError("no database at {0}".format(startup.missing_sqlite_file(url)))
+    print("database: {0}".format(startup.shown(url)), flush=True)
+    startup.use_database(url, migrate=not args.status, refuse_newer=False)
+    try:
+        state = migration.read_status(url)
+    except sqlalchemy.exc.DBAPIError as exc:
+        raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
+    finally:
+        db.db.remove()
+    for line in _revision_lines(state):
+        print(line)
+    return 1 if migration.behind(state) else 0
+
+
+def syncdb(argv=None):
+    return startup.run(build_parser(), main, argv)

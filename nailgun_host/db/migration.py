@@ -131,16 +131,17 @@ def syncdb(url, extensions=None):
             if extension.alembic_migrations_path():
                 command.upgrade(config_for_extension(extension, url), "head")
         after = read_status(url, extensions)
-    for line in moves(before, after):
-        LOG.info("%s", line)
+    moved = moves(before, after)
+    if moved:  # one line, and none when there was nothing to do
+        LOG.info("migrated %s", "; ".join(moved))
     return after
 
 
 def moves(before, after):
-    """``"migrated PART: FROM -> TO"`` for each part that two ``status`` readings find at other revisions:
+    """``"PART: FROM -> TO"`` for each part that two ``status`` readings find at other revisions:
     the record of what a migration ran (alembic's own lines are held at WARNING in the API's log)."""
-    return ["migrated {0}: {1} -> {2}".format(name, ", ".join(before.get(name, {}).get("current", [])) or
-                                              "no revision", ", ".join(part["current"]) or "no revision")
+    return ["{0}: {1} -> {2}".format(name, ", ".join(before.get(name, {}).get("current", [])) or
+                                     "no revision", ", ".join(part["current"]) or "no revision")
             for name, part in after.items() if before.get(name, {}).get("current") != part["current"]]
 
 

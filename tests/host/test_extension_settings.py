@@ -124,7 +124,7 @@ def test_the_declared_environment_variables_override_the_file(tmp_path, monkeypa
 def test_a_declared_section_read_before_any_reload_holds_its_defaults():
     fresh = Settings(DEFAULTS)
     assert fresh["CONFIGDB"] == {"max_versions": 100, "max_changes": 10000, "storage": "sql",
-                                 "git_root": "/var/lib/nailgun/configdb-git"}
+                                 "git_root": "/var/lib/fuel-nailgun-extensions/configdb-git"}
     with pytest.raises(KeyError):
         fresh["NO_SUCH_SECTION"]
 

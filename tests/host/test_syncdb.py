@@ -80,17 +80,28 @@ def test_status_without_a_sqlite_file_creates_nothing(tmp_path):
     assert not (tmp_path / "var").exists()
 
 
-def test_syncdb_says_which_revisions_it_ran(empty_db_url, tmp_path):
-    """One line per part it moved, from -> to (alembic's own lines are held at WARNING in the API's log)."""
+def test_syncdb_says_in_one_line_which_revisions_it_ran_and_nothing_when_there_is_nothing_to_do(empty_db_url,
+                                                                                                 tmp_path):
+    """stderr after an RPM upgrade: one line naming each part it moved, from -> to, or nothing at all (issue 26);
+    alembic's own lines only with -v."""
     parts = _parts()
     first = _syncdb(empty_db_url, tmp_path)
     assert first.returncode == 0, first.stderr
-    moved = [line for line in first.stderr.splitlines() if line.startswith("migrated ")]
-    assert moved == ["migrated {0}: no revision -> {1}".format(name, ", ".join(heads))
-                     for name, heads in parts.items()], first.stderr
+    assert first.stderr == "migrated {0}\n".format("; ".join(
+        "{0}: no revision -> {1}".format(name, ", ".join(heads)) for name, heads in parts.items()))
     again = _syncdb(empty_db_url, tmp_path)
-    assert again.returncode == 0, again.stderr
-    assert not [line for line in again.stderr.splitlines() if line.startswith("migrated ")], again.stderr
+    assert (again.returncode, again.stderr) == (0, "")
+    assert again.stdout.splitlines()[1:] == ["{0}: {1} (head)".format(name, ", ".join(heads))
+                                             for name, heads in parts.items()]
+
+
+def test_syncdb_verbose_shows_what_alembic_does(tmp_path):
+    url = "sqlite:///" + str(tmp_path / "verbose.db")
+    result = _syncdb(url, tmp_path, "-v")
+    assert result.returncode == 0, result.stderr
+    assert "Running upgrade" in result.stderr and "Context impl" in result.stderr
+    again = _syncdb(url, tmp_path, "--verbose")
+    assert "Context impl" in again.stderr and "Running upgrade" not in again.stderr
 
 
 @pytest.mark.parametrize("part", ["core", "configdb"])
@@ -176,10 +187,10 @@ def test_two_syncdbs_at_once_wait_for_each_other(empty_db_url, tmp_path):
             assert time.monotonic() < deadline, [log.read_text() for log in logs]
             assert all(p.poll() is None for p in processes), [log.read_text() for log in logs]
             time.sleep(0.1)
-        assert not any("Running upgrade" in log.read_text() for log in logs)
+        assert not any("migrated core:" in log.read_text() for log in logs)
     for process, log in zip(processes, logs):
         assert process.wait(120) == 0, log.read_text()
     outputs = [log.read_text() for log in logs]
     # exactly one of them migrated; the other found the database at head
-    assert sorted("Running upgrade" in output for output in outputs) == [False, True], outputs
+    assert sorted("migrated core:" in output for output in outputs) == [False, True], outputs
     assert migration.behind(migration.read_status(empty_db_url)) == []
