@@ -38,6 +38,9 @@ RPMLINTRC = ROOT / "specs" / "fuel-nailgun-extensions.rpmlintrc"
 VENV = "/opt/fuel-nailgun-extensions"
 SITE = VENV + "/lib/python3.11/site-packages"
 UNIT = "/usr/lib/systemd/system/nailgun-api.service"
+FEED_UNIT = "/usr/lib/systemd/system/nailgun-feed.service"
+#: the locations Fuel's nginx includes (docs/operator/fuel-master.md)
+NGINX_SNIPPET = "/etc/nginx/fuel-nailgun-extensions.conf"
 SETTINGS = "/etc/fuel-nailgun-extensions/settings.yaml"
 COMPLETION = "/usr/share/bash-completion/completions/fuel-ext"
 COMMANDS = ("nailgun-api", "nailgun-feed", "nailgun-syncdb", "nailgun-users", "nailgun-secrets", "fuel-ext")
@@ -46,8 +49,9 @@ LOG_DIR = "/var/log/fuel-nailgun-extensions"
 STATE_DIR = "/var/lib/fuel-nailgun-extensions"
 #: what fuel-nailgun, Nailgun's own package, owns on a Fuel master: an RPM file conflict if packaged here too
 NAILGUNS_OWN = ("/etc/nailgun/settings.yaml", "/var/log/nailgun", "/var/lib/nailgun")
-#: the extras the virtualenv carries: the database driver, the unit's WSGI server, nailgun-feed's aiohttp
-BUNDLED_EXTRAS = ("postgresql", "server", "feed")
+#: the extras the virtualenv carries: the database driver, the unit's WSGI server, nailgun-feed's aiohttp, and
+#: argparse-manpage, which makes the manual pages at build time
+BUNDLED_EXTRAS = ("postgresql", "server", "feed", "man")
 #: imported, but brought by the process that imports them: fuel2's (nailgun_platform.client.fuel2)
 IMPORTED_FROM_THE_CALLER = {"fuelclient"}
 PACKAGES = ("nailgun_host", "nailgun_platform", "nailgun_ext_upgrade", "nailgun_ext_configdb")
@@ -174,17 +178,18 @@ def _file_modes(package):
 
 def test_the_service_files_are_packaged(rpm):
     files = run(["rpm", "-qpl", rpm["rpm"]]).split()
-    assert {UNIT, COMPLETION} <= set(files)
+    assert {UNIT, FEED_UNIT, COMPLETION} <= set(files)
+    assert {"/usr/share/man/man1/{0}.1.gz".format(command) for command in COMMANDS} <= set(files)
     assert "/usr/share/licenses/fuel-nailgun-extensions-{0}/LICENSE".format(rpm["version"]) in files
     assert "/usr/share/doc/fuel-nailgun-extensions-{0}/README.md".format(rpm["version"]) in files
     assert "/usr/share/doc/fuel-nailgun-extensions-{0}/docs/operator/rpm.md".format(rpm["version"]) in files
     assert set(run(["rpm", "-qp", "--configfiles", rpm["rpm"]]).split()) == {
-        SETTINGS, "/etc/logrotate.d/fuel-nailgun-extensions"}
+        SETTINGS, "/etc/logrotate.d/fuel-nailgun-extensions", NGINX_SNIPPET}
+    scripts = run(["rpm", "-qp", "--scripts", rpm["rpm"]])
     modes = _file_modes(rpm["rpm"])
     assert modes[SETTINGS] == ("-rw-r-----", "root", "nailgun")  # it holds the database password
     assert modes[LOG_DIR] == ("drwxr-x---", "nailgun", "nailgun")
     assert modes[STATE_DIR] == ("drwxr-x---", "nailgun", "nailgun")
-    scripts = run(["rpm", "-qp", "--scripts", rpm["rpm"]])
     assert re.search(r"useradd -r -g nailgun .*nailgun$", scripts, re.M), scripts
 
 
@@ -445,6 +450,18 @@ def test_it_installs_where_only_its_requirements_are(el9_root):
     assert UNIT in files and VENV + "/bin/python" in files
     installed = {name.rsplit("-", 2)[0] for name in run(["rpm", "--root", el9_root, "-qa"]).split()}
     assert installed == {"el9-standin", "fuel-nailgun-extensions"}
+
+
+def test_every_units_command_is_there(el9_root):
+    """nailgun-api's and nailgun-feed's ExecStartPre and ExecStart name commands the root has."""
+    for name in (UNIT, FEED_UNIT):
+        unit = configparser.ConfigParser(strict=False, interpolation=None)
+        unit.read(el9_root / name.lstrip("/"))
+        for key in ("ExecStartPre", "ExecStart"):
+            executable = Path(shlex.split(unit["Service"][key])[0])
+            link = el9_root / executable.relative_to("/")
+            target = link.parent / os.readlink(link) if link.is_symlink() else link
+            assert target.resolve().is_relative_to(el9_root) and target.resolve().is_file(), (name, key, executable)
 
 
 def test_fuel_ext_runs_there(chrooted):
