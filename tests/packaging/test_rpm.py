@@ -68,8 +68,10 @@ CHROOT_ENVIRON = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
 CHROOT = shutil.which("chroot", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"]))
 
 pytestmark = [
-    pytest.mark.skipif(shutil.which("rpmbuild") is None,
-                       reason="rpmbuild is not installed (run_tests.sh installs the Debian package rpm when run as root)"),
+    pytest.mark.skipif(not all(map(shutil.which, ("rpmbuild", "cpio", "file", "readelf")))
+                       or not os.access("/usr/bin/python3.11", os.X_OK),
+                       reason="rpmbuild, cpio, file, readelf or /usr/bin/python3.11 is missing (run_tests.sh installs "
+                              "the Debian packages rpm, cpio, file, binutils and python3.11 when run as root)"),
     pytest.mark.skipif(bool(os.environ.get("NAILGUN_TEST_DB_URL")),
                        reason="built and run once, in the SQLite pass (the packaged service's database is a file)"),
 ]
