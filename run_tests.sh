@@ -4,7 +4,8 @@
 #   ./run_tests.sh [pytest arguments...]        e.g. ./run_tests.sh -x -k assignment
 #
 # 1. As root, installs the Debian packages the tests need when they are missing
-#    (postgresql, ruby, hiera, puppet, rpm, rpmlint, python3-setuptools, nginx-light, man-db, bash-completion);
+#    (postgresql, ruby, hiera, puppet, rpm, rpmlint, python3.11, cpio, file, binutils, nginx-light, man-db,
+#    bash-completion);
 #    as another user it says what it skips.
 # 2. Creates ./.venv (always this one, whatever virtualenv is active) and installs
 #    the package in it with its test extra: pip install -e '.[test]'.
@@ -79,8 +80,12 @@ missing_debian_packages() {
     command -v rpmlint >/dev/null || echo rpmlint
     command -v man >/dev/null || echo man-db       # renders the manual pages (tests/host/test_operator_habits.py)
     [ -f /usr/share/bash-completion/bash_completion ] || echo bash-completion  # fuel-ext's completion
-    # rpmbuild runs the spec's setup.py with the system's python3 (tests/packaging/test_rpm.py)
-    { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import setuptools' 2>/dev/null; } || echo python3-setuptools
+    # the RPM's virtualenv is made with /usr/bin/python3.11 (EL9's); its test reads the payload with rpm2cpio | cpio,
+    # file and readelf (tests/packaging/test_rpm.py)
+    [ -x /usr/bin/python3.11 ] || echo python3.11
+    command -v cpio >/dev/null || echo cpio
+    command -v file >/dev/null || echo file
+    command -v readelf >/dev/null || echo binutils
     # Fuel's nginx in front of the packaged snippet (tests/packaging/test_nginx.py); not started as a service
     { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; } || echo nginx-light
     return 0

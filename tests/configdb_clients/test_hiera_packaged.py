@@ -14,9 +14,8 @@ import yaml
 
 from tests.configdb_clients import puppet_env
 from tests.configdb_clients.conftest import HIERA_TREE
+from tests.packaging.rpmbuild import build_by_the_header
 
-ROOT = Path(__file__).resolve().parents[2]
-SPEC = ROOT / "specs" / "fuel-nailgun-extensions.spec"
 pytestmark = pytest.mark.skipif(not all(map(shutil.which, ("hiera", "puppet", "rpmbuild"))),
                                 reason="hiera, puppet and rpm are installed by run_tests.sh (apt)")
 #: a ConfigDB key of the fixture tree that confine_to_keys sends to ConfigDB; every other key stays local
@@ -29,11 +28,6 @@ def _run(command, **kwargs):
     return result.stdout
 
 
-def _ignore(directory, names):
-    junk = {".git", ".venv", ".venv-fuel2", "build", "dist", "__pycache__"}
-    return {n for n in names if n in junk or n.endswith((".egg-info", ".pyc", ".db"))}
-
-
 @pytest.fixture(scope="module")
 def packaged(tmp_path_factory):
     """A scratch root holding the RPM built for this machine's Puppet: the module in the packages' entry of
@@ -43,15 +37,9 @@ def packaged(tmp_path_factory):
     rubydir = _run(["ruby", "-rrbconfig", "-e", "print RbConfig::CONFIG['vendordir']"])
     assert rubydir in _run(["ruby", "-e", "puts $LOAD_PATH"]).split(), "Ruby does not search its vendor dir"
     work = tmp_path_factory.mktemp("packaged")
-    shutil.copytree(ROOT, work / "src", ignore=_ignore)
-    _run([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", work / "rpmbuild" / "SOURCES"], cwd=work / "src")
-    (tarball,) = (work / "rpmbuild" / "SOURCES").glob("*.tar.gz")
-    version = tarball.name.rsplit("-", 1)[1][:-len(".tar.gz")]
-    _run(["rpmbuild", "--define", "_topdir {0}".format(work / "rpmbuild"), "--define", "__python3 " + sys.executable,
-          "--define", "sdist_name " + tarball.name[:-len("-{0}.tar.gz".format(version))],
-          "--define", "puppet_moduledir " + moduledir, "--define", "puppet_rubylibdir " + rubydir,
-          "--nodeps", "-bb", SPEC])
-    (package,) = (work / "rpmbuild" / "RPMS" / "noarch").glob("*.rpm")
+    built = build_by_the_header(work, Path(sys.executable).parent, rpmbuild_args=(
+        "--define", "puppet_moduledir " + moduledir, "--define", "puppet_rubylibdir " + rubydir))
+    package = built["rpm"]
     root = work / "root"
     _run(["rpm", "--root", root, "--initdb"])
     _run(["rpm", "--root", root, "-i", "--nodeps", "--noscripts", package])
