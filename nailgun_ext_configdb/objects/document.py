@@ -222,6 +222,16 @@ def _delete(environment_id, where, author):
     db.execute(sa.delete(Document).where(where))
 
 
+def holding(environment_id, path, siblings):
+    """``(mine, any)``: whether the environment stores a document at the level path ``path`` or below it,
+    and whether it stores one below the path prefix ``siblings`` (``path``'s level, any value); one query."""
+    def stored(where):
+        return sa.exists().where(Document.environment_id == environment_id, where)
+    mine = sa.or_(Document.level_path == path, Document.level_path.startswith(path + "/", autoescape=True))
+    return tuple(db.execute(sa.select(stored(mine), stored(Document.level_path.startswith(
+        siblings, autoescape=True)))).one())
+
+
 def level_paths(environment_id, like=None):
     """The distinct level paths holding documents in an environment (optionally ``LIKE`` a pattern)."""
     query = sa.select(Document.level_path).where(Document.environment_id == environment_id).distinct()
