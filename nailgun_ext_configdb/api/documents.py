@@ -16,6 +16,11 @@ Sessions (``objects.staging``): with ``X-Configuration-Session`` every write (PU
 JSON patch) stages the whole new document in the session instead of writing it, after the same
 checks; every read but history, diff and ``?version=`` shows the session's staged documents in
 place of the stored ones, and its ETags name the session and when it last changed.
+
+Nodes: a ``nodes`` value is what ``objects.levels`` says (the one rule every client follows: they send a node
+as given). An effective GET at a level value the environment stores nothing under, while it stores something
+under others of that level, carries ``X-Level-Unknown: true``, so that a client never takes the levels above
+for a misnamed node's values.
 """
 import urllib.parse
 
