@@ -91,8 +91,8 @@ class DocumentView:
         effective values are then only the levels above: a client must not take them for the node's."""
         if not self.pairs:
             return False
-        siblings = levels.join(self.pairs[:-1] + [(self.pairs[-1][0], "")])
-        mine, level = document_obj.holding(self.environment.id, self.path, siblings)
+        deepest = len(self.pairs) == len(self.environment.hierarchy_levels)
+        mine, level = document_obj.holding(self.environment.id, self.path, levels.join(self.pairs[:-1]), deepest)
         return level and not mine
 
     def effective(self, version=None):
