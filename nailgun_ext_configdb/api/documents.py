@@ -16,6 +16,11 @@ Sessions (``objects.staging``): with ``X-Configuration-Session`` every write (PU
 JSON patch) stages the whole new document in the session instead of writing it, after the same
 checks; every read but history, diff and ``?version=`` shows the session's staged documents in
 place of the stored ones, and its ETags name the session and when it last changed.
+
+Nodes: a ``nodes`` value is what ``objects.levels`` says (the one rule every client follows: they send a node
+as given). An effective GET at a level value the environment stores nothing under, while it stores something
+under others of that level, carries ``X-Level-Unknown: true``, so that a client never takes the levels above
+for a misnamed node's values.
 """
 import urllib.parse
 
@@ -32,6 +37,10 @@ from nailgun_ext_configdb.objects import document_view, environment, json_patch,
 from nailgun_ext_configdb.objects import secrets
 
 PATH_SAFE = "/:@!$&'()*+,;="
+#: set on an effective GET at a level value the environment stores nothing under while it stores something
+#: under others of that level (``DocumentView.unknown_level``): a node's lookup that would see only the
+#: levels above it, which the Hiera backends refuse to take for the node's values
+UNKNOWN_LEVEL_HEADER = "X-Level-Unknown"
 
 
 class Target:
@@ -76,14 +85,15 @@ class Target:
             current = secrets.masked(current, secrets.of(self.view.resource, current))
         check_if_match(self.view.tagged(current))
 
-    def effective_tag(self, params):
+    def effective_tag(self, params, unknown_level):
         """A strong ETag of an effective GET, from the versions it merges rather than its body.
 
         Revalidation (If-None-Match) then costs one light query and no merge. Masked and clear
         answers differ, so whether secrets are shown is part of it, and so is what the data source's
-        live versions mark secret (a new version can mask a leaf without any document changing).
+        live versions mark secret (a new version can mask a leaf without any document changing), and
+        whether the level is unknown (its header).
         """
-        state = [web.ctx.path, sorted(params.items()), sees_secrets()] + self.view.effective_state()
+        state = [web.ctx.path, sorted(params.items()), sees_secrets(), unknown_level] + self.view.effective_state()
         return etag(canonical(self.view.tagged(state)))
 
 
@@ -149,9 +159,12 @@ class ConfigDocumentHandler(ConfigHandler):
         tokens = _key_param(params)
         tag = lookup = None
         if flag_param("effective"):
-            tag = target.effective_tag(params)
+            unknown_level = view.unknown_level()
+            tag = target.effective_tag(params, unknown_level)
             if self.not_modified(tag):
                 return None
+            if unknown_level:
+                web.header(UNKNOWN_LEVEL_HEADER, "true")
             result, lookup, layers = view.effective(version)
             if not sees_secrets():
                 result = _hide(result, secrets.of_merged(view.resource, layers, result), tokens)

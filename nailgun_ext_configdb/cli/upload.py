@@ -19,7 +19,7 @@ import yaml
 from cliff.command import Command
 
 from nailgun_platform.client import APIError, ClientMixin
-from nailgun_ext_configdb.cli.paths import NODE_LEVEL, ROOT, ConfigDBError, NodeResolver, resource_path
+from nailgun_ext_configdb.cli.paths import NODE_LEVEL, ROOT, ConfigDBError, resource_path
 
 COMPONENT = "fuel"
 DEFAULT_DIR = "/etc/hiera"
@@ -197,9 +197,10 @@ class Uploader:
             self.client.patch(url, {"components": environment["components"] + [component_id]})
 
     def upload(self, nodes, done=None):
-        """PUTs the data sources of ``nodes`` (``{label: (node, {data source: mapping})}``), in that order.
+        """PUTs the data sources of ``nodes`` (``{node: {data source: mapping}}``, a node named as given: the
+        server decides what it names), in that order.
 
-        ``done(label)`` is called, in order, when a node's PUTs and those of every node before it have
+        ``done(node)`` is called, in order, when a node's PUTs and those of every node before it have
         answered. After a failure no new PUT starts, those under way finish, and the first failure in that
         order is raised once ``done`` has been called for the nodes before it: what one PUT at a time did,
         but for the PUTs that were already under way.
@@ -217,14 +218,14 @@ class Uploader:
 
         pool = concurrent.futures.ThreadPoolExecutor(self.jobs, thread_name_prefix="config-upload")
         try:
-            answers = [(label, [pool.submit(put, self._values_url(node, name), data)
-                                for name, data in sorted(sources.items())])
-                       for label, (node, sources) in nodes.items()]
-            for label, puts in answers:
+            answers = [(node, [pool.submit(put, self._values_url(node, name), data)
+                               for name, data in sorted(sources.items())])
+                       for node, sources in nodes.items()]
+            for node, puts in answers:
                 for answer in puts:
                     answer.result()
                 if done:
-                    done(label)
+                    done(node)
         except BaseException:
             stop.set()  # a failure, or Ctrl-C: the PUTs not started yet are not sent
             raise
@@ -282,10 +283,9 @@ class ConfigUpload(ClientMixin, Command):
 
     def take_action(self, args):
         sources = read_tree(args.dir)
-        node = NodeResolver(self.client, args.env).node(args.node)
         uploader = Uploader(self.client, args.env, args.component, args.jobs)
         uploader.prepare(sources)
-        uploader.upload({args.node: (node, sources)})
+        uploader.upload({args.node: sources})
         self.app.stdout.write("Uploaded {0} data sources of node {1} to environment {2}\n".format(
             len(sources), args.node, args.env))
 
@@ -309,10 +309,8 @@ class ConfigUploadEnv(ClientMixin, Command):
         if not nodes:
             raise ConfigDBError("No node directories under {0}".format(args.dir))
         trees = dict(zip(nodes, read_trees([os.path.join(args.dir, node) for node in nodes], args.jobs)))
-        resolver = NodeResolver(self.client, args.env)
-        node_ids = {node: resolver.node(node) for node in nodes}
         uploader = Uploader(self.client, args.env, args.component, args.jobs)
         uploader.prepare({name for tree in trees.values() for name in tree})
         progress = Progress(len(nodes), self.app.stderr)
-        uploader.upload({node: (node_ids[node], trees[node]) for node in nodes}, done=progress.step)
+        uploader.upload({node: trees[node] for node in nodes}, done=progress.step)
         self.app.stdout.write("Uploaded {0} nodes to environment {1}\n".format(len(nodes), args.env))

@@ -15,8 +15,13 @@ from cliff.show import ShowOne
 
 from nailgun_platform.client import MEDIA_TYPE, ClientMixin, PatchFileError, SessionOption, is_masked, read_patch
 from nailgun_ext_configdb.cli.formats import TYPES, JSONOutput, cell, output_cell, parse_typed, read_document
-from nailgun_ext_configdb.cli.paths import ConfigDBError, NodeResolver, parse_levels, resource_path
+from nailgun_ext_configdb.cli.paths import ConfigDBError, parse_levels, resource_path
 
+#: the server's ``UNKNOWN_LEVEL_HEADER`` (nailgun_ext_configdb.api.documents)
+UNKNOWN_LEVEL_HEADER = "X-Level-Unknown"
+UNKNOWN_LEVEL_NOTE = ("Environment {env} stores nothing at {level} while it stores data for others of that "
+                      "level: these are only the values of the levels above it (is the name the one it was "
+                      "written under?)\n")
 MASKED_NOTE = ("Secret values read as <secret>: this identity may not see them (the roles admin and hiera may). "
                "Writing <secret> back keeps the stored value.\n")
 
@@ -35,7 +40,7 @@ class ResourceMixin(ClientMixin):
         return parser
 
     def path(self, args, kind=None, suffix=""):
-        levels = NodeResolver(self.client, args.env).levels(parse_levels(args.level))
+        levels = parse_levels(args.level)
         kind = kind or ("overrides" if getattr(args, "override", False) else "values")
         return resource_path(args.env, levels, args.resource, kind) + suffix
 
@@ -68,6 +73,8 @@ class StagedCommand(SessionOption, ConfigCommand):
 
     def fetch_staged(self, args, path, params):
         data, answer_headers = self.fetch(path, params, self.session_headers(args))
+        if answer_headers.get(UNKNOWN_LEVEL_HEADER, "").strip().lower() == "true":
+            self.app.stderr.write(UNKNOWN_LEVEL_NOTE.format(env=args.env, level=args.level))
         self.note_state(args, answer_headers)
         return data
 

@@ -14,7 +14,7 @@ from nailgun_host.public import check_storable, db, errors
 from nailgun_platform.public import type_strict_equal
 from nailgun_ext_configdb import settings_section
 from nailgun_ext_configdb import storage
-from nailgun_ext_configdb.models import Document, DocumentVersion
+from nailgun_ext_configdb.models import Document, DocumentVersion, ResourceDefinition
 from nailgun_ext_configdb.objects import changes, secrets
 from nailgun_ext_configdb.objects.json_values import stored_form
 
@@ -220,6 +220,21 @@ def _delete(environment_id, where, author):
     where = sa.and_(Document.environment_id == environment_id, where)
     storage.driver().forget(environment_id, where, author)
     db.execute(sa.delete(Document).where(where))
+
+
+def holding(environment_id, path, parent, deepest):
+    """``(mine, level)``: whether the environment stores a document at the level path ``path`` (or below it,
+    unless it is at the hierarchy's ``deepest`` level), and whether it stores any below ``parent``, the path
+    above it (so at ``path``'s level: the hierarchy names each depth). Both read the unique index that leads
+    with (environment, data source, level path): ``path`` is looked up once per data source instead of
+    scanning the environment's documents, which at 10,000 nodes took 30 ms for a node stored nothing for."""
+    def stored(*where):
+        return sa.exists().where(Document.environment_id == environment_id, *where)
+    at = Document.level_path == path
+    mine = stored(at, Document.resource_definition_id == ResourceDefinition.id) if deepest else stored(
+        sa.or_(at, Document.level_path.startswith(path + "/", autoescape=True)))
+    below = Document.level_path.startswith(parent + "/", autoescape=True) if parent else Document.level_path != ""
+    return tuple(db.execute(sa.select(mine, stored(below))).one())
 
 
 def level_paths(environment_id, like=None):

@@ -85,6 +85,16 @@ class DocumentView:
         return [self.resource.secret_schemas, self.environment.id, self.environment.created_at.isoformat(),
                 self.path, [list(head) for head in heads]]
 
+    def unknown_level(self):
+        """Whether the environment stores nothing at or below this level's value while it stores something
+        under other values of that level: a node it has no documents for, among nodes it has some for. Its
+        effective values are then only the levels above: a client must not take them for the node's."""
+        if not self.pairs:
+            return False
+        deepest = len(self.pairs) == len(self.environment.hierarchy_levels)
+        mine, level = document_obj.holding(self.environment.id, self.path, levels.join(self.pairs[:-1]), deepest)
+        return level and not mine
+
     def effective(self, version=None):
         """``(merged, lookup, layers)``: the merged values, their provenance and the documents merged
         (broadest level first, values before overrides), as the session sees them now or, stored only,

@@ -170,7 +170,7 @@ def test_an_http_error_prints_the_servers_message_and_exits_non_zero(fuel, linke
     not_a_node = fuel("config", "get", "--env", "1", "--level", "node=node-9.domain.tld", "--resource", "astute",
                       ok=False)
     assert not_a_node.returncode == 1
-    assert "Cannot find a node with FQDN node-9.domain.tld (environment 1)" in not_a_node.stderr
+    assert "Cannot find a node with the given identifier node-9.domain.tld (404)" in not_a_node.stderr
     bad_value = fuel("config", "set", "--env", "1", "--resource", "astute", "--key", "a", "--value", "x",
                      "--type", "int", ok=False)
     assert bad_value.returncode == 1 and "Cannot read 'x' as int" in bad_value.stderr

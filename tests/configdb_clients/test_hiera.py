@@ -5,9 +5,12 @@ import subprocess
 
 import pytest
 
+from nailgun_platform.client.base import APIClient
+from nailgun_ext_configdb.cli.paths import ROOT
 from tests.auth import auth_server, local_settings
+from tests.commands import IN_PROCESS
 from tests.configdb_clients import puppet_env
-from tests.configdb_clients.conftest import HIERA_TREE, hiera_expectation, tree_sources
+from tests.configdb_clients.conftest import FUEL2, HIERA_TREE, hiera_expectation, tree_sources
 
 pytestmark = pytest.mark.skipif(not (shutil.which("hiera") and shutil.which("puppet")),
                                 reason="hiera and puppet are installed by run_tests.sh (apt)")
@@ -263,3 +266,65 @@ def test_a_password_reads_in_clear_with_the_hiera_role_and_fails_with_a_reader(s
         # a key that is no secret fails too: the backend of a reader is a misconfiguration, found at once
         plain = hiera(puppet_env.write_hiera3(directory, url, **options), scope, "deployment_id")
         assert plain.returncode != 0 and message in plain.stderr
+
+
+# -- node names (issue 26): one rule, the server's; a node stored nothing for is no silent nil ---------------
+
+NODE_2 = "node-2.domain.tld"
+
+
+@pytest.fixture
+def unlinked(fuel_ext, env, live_server):
+    """The issue's environment: ConfigDB environment 1 created before cluster 1 (``"linked": false``), so its
+    ``nodes`` values are the names they are written under, whatever nodes cluster 1 has."""
+    api = APIClient(root=live_server.url)
+    component = api.post(ROOT + "components", {"name": "fuel"})
+    api.post(ROOT + "environments", {"id": 1, "components": [component["id"]], "hierarchy_levels": ["nodes"],
+                                     "linked": False})
+    cluster = env.create(nodes_kwargs=[{"roles": ["controller"]}, {"roles": ["compute"]}])
+    assert cluster["id"] == 1 and [n["fqdn"] for n in env.nodes] == ["node-1.domain.tld", NODE_2]
+    return live_server.url + "/api/v1/config"
+
+
+def _unknown(url, node):
+    return ("ConfigDB stores nothing for the node of {0}/environments/1/nodes/{1}/resources/override/node/values"
+            "?effective in its environment, only for other nodes").format(url, node)
+
+
+@pytest.mark.parametrize("fuel", [IN_PROCESS, FUEL2], indirect=True)
+def test_hiera_3_reads_an_unlinked_environment_by_the_name_uploaded_under(fuel, unlinked, tmp_path):
+    """``upload --node <fqdn>`` writes where the backend reads (it wrote ``nodes/1``, and ``hiera`` printed nil);
+    a node stored nothing for fails the lookup, or with ``unknown_node: warn`` warns: never a silent nil."""
+    fuel("config", "upload", "--env", "1", "--node", "node-1.domain.tld", "--dir", HIERA_TREE)
+    config = puppet_env.write_hiera3(tmp_path, unlinked)
+    result = hiera(config, puppet_env.write_scope(tmp_path), "deployment_id")
+    assert (result.returncode, result.stdout) == (0, "1\n"), result.stderr
+    other = hiera(config, puppet_env.write_scope(tmp_path, fqdn=NODE_2), "deployment_id")
+    assert other.returncode != 0 and other.stdout == "", other.stdout
+    assert _unknown(unlinked, NODE_2) in other.stderr, other.stderr
+    (tmp_path / "warn").mkdir()
+    warned = hiera(puppet_env.write_hiera3(tmp_path / "warn", unlinked, unknown_node="warn"),
+                   puppet_env.write_scope(tmp_path, fqdn=NODE_2), "deployment_id")
+    assert (warned.returncode, warned.stdout) == (0, "nil\n"), warned.stderr
+    assert _unknown(unlinked, NODE_2) + ": is the node" in warned.stderr and "unknown_node: warn" in warned.stderr
+
+
+@FUNCTIONS
+def test_puppet_7_fails_a_lookup_for_a_node_an_unlinked_environment_has_no_data_for(
+        fuel_ext, unlinked, tmp_path, function):
+    """The issue's case: the data uploaded under ``nodes/1`` (what fuel2 did), Puppet looking node-1 up by FQDN."""
+    fuel_ext("config", "upload", "--env", "1", "--node", "1", "--dir", HIERA_TREE)
+    codedir = puppet_env.write_puppet_code(tmp_path / "code", unlinked, function=function)
+    looked_up = puppet_env.puppet_lookup(codedir, tmp_path, "deployment_id")
+    assert (looked_up.returncode, looked_up.stdout) == (1, ""), looked_up.stderr  # no value, no nil
+    # puppet lookup tells a data provider's error only when asked to explain (a compilation shows it as an Error)
+    explained = puppet_env.puppet_lookup(codedir, tmp_path, "deployment_id", "--explain", "--render-as", "s")
+    assert _unknown(unlinked, "node-1.domain.tld") in explained.stdout, explained.stdout + explained.stderr
+    applied = puppet_env.puppet_apply(codedir, 'notice(lookup("deployment_id"))')
+    assert applied.returncode == 1 and "Error: " + _unknown(unlinked, "node-1.domain.tld") in applied.stderr, \
+        applied.stderr
+    warned = puppet_env.puppet_apply(puppet_env.write_puppet_code(tmp_path / "warn", unlinked, function=function,
+                                                                  unknown_node="warn"),
+                                     'notice("deployment_id=${lookup("deployment_id", undef, undef, "none")}")')
+    assert warned.returncode == 0 and "deployment_id=none" in warned.stdout, warned.stderr
+    assert _unknown(unlinked, "node-1.domain.tld") in warned.stderr

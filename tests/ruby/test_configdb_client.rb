@@ -116,6 +116,39 @@ class ConfigDBClientTest < Minitest::Test
     server&.stop
   end
 
+  # X-Level-Unknown: the environment stores nothing for this node while it stores data for others (issue 26)
+  def test_a_node_the_environment_stores_nothing_for_fails_and_is_not_kept
+    server = RecordingServer.new({ ASTUTE => [200, { 'environment_level' => 1 }, { 'X-Level-Unknown' => 'true' }] })
+    client = ConfigDB::Client.new('url' => server.url)
+    2.times do
+      error = assert_raises(ConfigDB::Error) { client.effective(1, 'node-1.domain.tld', 'astute', max_age: 60) }
+      assert_equal "ConfigDB stores nothing for the node of #{server.url}/environments/1/nodes/node-1.domain.tld/" \
+                   'resources/astute/values?effective in its environment, only for other nodes: is the node (the ' \
+                   'node option or the fqdn fact) the name its data was uploaded under?', error.message
+    end
+    assert_equal 2, server.requests.size # nothing was kept for the next lookup
+  ensure
+    server&.stop
+  end
+
+  def test_unknown_node_warn_reads_the_environment_level_values_with_one_warning
+    server = RecordingServer.new({ ASTUTE => [200, { 'environment_level' => 1 }, { 'X-Level-Unknown' => 'true' }] })
+    client = ConfigDB::Client.new('url' => server.url, 'unknown_node' => 'warn')
+    _out, err = capture_io do
+      2.times { assert_equal({ 'environment_level' => 1 }, client.effective(1, 'node-1.domain.tld', 'astute')) }
+    end
+    assert_equal 1, err.scan(/ConfigDB stores nothing for the node of .*\(unknown_node: warn, the lookup goes on\)/).size,
+                 err
+  ensure
+    server&.stop
+  end
+
+  def test_unknown_node_takes_fail_or_warn_only
+    assert_equal 'fail', ConfigDB::Options.unknown_node({})
+    error = assert_raises(ConfigDB::Error) { ConfigDB::Client.new('url' => @server.url, 'unknown_node' => 'graceful') }
+    assert_equal 'ConfigDB: unknown_node must be fail or warn, not "graceful"', error.message
+  end
+
   def test_tls_is_verified_against_the_ca_file
     key = OpenSSL::PKey::RSA.new(2048)
     cert = self_signed(key)

@@ -10,6 +10,8 @@
 #     :cache_ttl: 5                          # seconds before a data source is revalidated (ETag)
 #     :http_connect_timeout: 10              # seconds; :http_read_timeout (10) per answer
 #     :failure: graceful                     # ConfigDB out of reach: the next backend answers
+#     :unknown_node: fail                    # default; a node stored nothing for (others have data) fails the
+#                                            # lookup, or with warn reads the environment's values after a warning
 #     :confine_to_keys: ['^nova::', ...]     # only keys these regexes match go to ConfigDB
 #     :auth_user: hiera                      # HTTP Basic, or with :keystone_url a Keystone token; an identity
 #     :auth_pass: hiera-pw                   # with roles reader and hiera (others read secrets masked: the

@@ -4,7 +4,8 @@
 # its effective values) and kept in a process-wide store; when it is older than the
 # caller's max_age it is revalidated with If-None-Match, and a 304 keeps the stored copy.
 # Requests go over the process's kept-alive connections (ConfigDB::Connections).
-# An unknown environment or node, refused credentials, and an answer with its secrets masked
+# An unknown environment or node (X-Level-Unknown: the environment stores data for other nodes only,
+# unless unknown_node: warn), refused credentials, and an answer with its secrets masked
 # (X-Secrets-Masked: the identity lacks the hiera role) raise ConfigDB::Error; an unreachable,
 # hung or failing (5xx) server raises ConfigDB::Unavailable, which `failure: graceful` forgives. A
 # lookup must never quietly come back empty or with a mask for a password.
@@ -56,6 +57,8 @@ module ConfigDB
     LOOPBACK = /\A(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)\z/.freeze
     # set on an answer in which the server replaced at least one secret by its mask ("<secret>")
     MASKED_HEADER = 'X-Secrets-Masked'
+    # set on an answer for a node the environment stores nothing for while it stores data for other nodes
+    UNKNOWN_LEVEL_HEADER = 'X-Level-Unknown'
 
     Entry = Struct.new(:etag, :data, :checked_at)
 
@@ -79,7 +82,7 @@ module ConfigDB
     # scoped to project_name, user_domain_name, project_domain_name); headers (sent with every
     # request); ssl_ca_cert, ssl_verify (default true), ssl_cert/ssl_key; http_connect_timeout,
     # http_read_timeout (seconds, 10 each); failure_ttl (seconds, 10): how long a ConfigDB found
-    # unavailable is not asked again.
+    # unavailable is not asked again; unknown_node (fail or warn, see Options.unknown_node).
     def initialize(options = {})
       given = options.each_with_object({}) { |(k, v), h| h[ALIASES.fetch(k.to_s, k.to_s)] ||= v }
       @options = DEFAULTS.merge(given.reject { |_k, v| v.nil? })
@@ -90,6 +93,7 @@ module ConfigDB
       # (environment, node, data source) => the store's key; a Hiera 3 lookup asks for every data
       # source per key, and this spares it building and escaping their URLs each time
       @store_keys = Hash.new { |by_env, env| by_env[env] = Hash.new { |by_node, node| by_node[node] = {} } }
+      @unknown_node = Options.unknown_node(@options)
       warn_cleartext
     end
 
@@ -171,6 +175,7 @@ module ConfigDB
       when Net::HTTPNotModified then [Entry.new(entry.etag, entry.data, now), 'cache used (304: stored copy revalidated)']
       when Net::HTTPSuccess
         raise Error, masked(url) if response[MASKED_HEADER].to_s.strip.casecmp?('true')
+        unknown_node(url) if response[UNKNOWN_LEVEL_HEADER].to_s.strip.casecmp?('true')
         [Entry.new(response['ETag'], parse(url, response.body), now), "fetched (#{response.code})"]
       when Net::HTTPNotFound
         raise Error, "ConfigDB answered 404 for #{url}: #{server_message(response)}" unless missing_source?(response)
@@ -217,6 +222,16 @@ module ConfigDB
       where = keystone? ? " in project '#{@options['project_name']}' (Keystone)" : ''
       "ConfigDB: the identity #{who} may not read secrets: give it the hiera role#{where} " \
         "(#{url} answered with its secrets masked)"
+    end
+
+    # The node of url is one the environment stores nothing for, while it stores data for others: the
+    # answer holds only the environment-level values, which Puppet must not take for the node's. The
+    # lookup fails (unknown_node: fail, the default) or goes on with a warning, once per URL (warn).
+    def unknown_node(url)
+      message = "ConfigDB stores nothing for the node of #{url} in its environment, only for other nodes: is the " \
+                'node (the node option or the fqdn fact) the name its data was uploaded under?'
+      raise Error, message if @unknown_node == 'fail'
+      Options.warn_once(url) { Kernel.warn("#{message} (unknown_node: warn, the lookup goes on)") }
     end
 
     # Credentials in clear text to another machine deserve a warning (once per process and server).

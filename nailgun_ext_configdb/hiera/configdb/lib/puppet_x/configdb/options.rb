@@ -5,6 +5,9 @@
 #                        a misconfiguration (refused credentials, masked secrets, an unknown
 #                        environment or node) still fails it
 #   confine_to_keys      regexes; only a key one of them matches as a whole goes to ConfigDB
+#   unknown_node         fail (default) or warn: a node the environment stores nothing for, while it
+#                        stores data for other nodes (a wrong node name, or data never uploaded), fails
+#                        the lookup, or warns once and reads the environment-level values
 # and the node a lookup reads, which must not be empty.
 require 'puppet_x/configdb/http'
 
@@ -17,6 +20,16 @@ module ConfigDB
 
     def graceful?(options)
       options['failure'].to_s == 'graceful'
+    end
+
+    UNKNOWN_NODE = %w[fail warn].freeze
+
+    # What the unknown_node option says: 'fail' (default: Puppet must never take the environment's values,
+    # or nothing, for a node's because the node was misnamed) or 'warn'.
+    def unknown_node(options)
+      value = (options['unknown_node'] || 'fail').to_s
+      return value if UNKNOWN_NODE.include?(value)
+      raise Error, "ConfigDB: unknown_node must be fail or warn, not #{value.inspect}"
     end
 
     # The union of confine_to_keys' regexes, or nil when the option is not set.

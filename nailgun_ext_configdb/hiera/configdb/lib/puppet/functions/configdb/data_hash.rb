@@ -12,6 +12,8 @@
 #       environment: "%{facts.fuel_environment}"    # the ConfigDB environment (Nailgun cluster) id
 #       node: "%{facts.fqdn}"                       # default: %{::fqdn}; an empty node fails the lookup
 #       failure: graceful                           # ConfigDB out of reach: the location is empty
+#       unknown_node: fail                          # default; a node stored nothing for (others have data)
+#                                                   # fails the lookup; warn: a warning, the environment's values
 #       auth_user: hiera                            # HTTP Basic, or with keystone_url a Keystone token
 #       auth_pass: hiera-pw
 # Without uris the Hash holds, for each key, its value in the most specific data source that has it

@@ -12,6 +12,8 @@
 #       hierarchy: [override/node, ..., astute]     # without uris; default: Fuel's order
 #       http_connect_timeout: 10                    # seconds; http_read_timeout (10) per answer
 #       failure: graceful                           # ConfigDB out of reach: the next level answers
+#       unknown_node: fail                          # default; a node stored nothing for (others have data)
+#                                                   # fails the lookup; warn: a warning, the environment's values
 #       confine_to_keys: ['^nova::', ...]           # only keys these regexes match go to ConfigDB
 #       auth_user: hiera                            # HTTP Basic, or with keystone_url a Keystone token; an identity
 #       auth_pass: hiera-pw                         # with roles reader and hiera (others read secrets masked: the
