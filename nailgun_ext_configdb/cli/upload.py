@@ -139,6 +139,7 @@ class Uploader:
         self.component = component
         self.jobs = jobs
         self.definition_ids = {}
+        self.linked = False
 
     def prepare(self, names):
         component = self._component(names)
@@ -146,7 +147,20 @@ class Uploader:
         for name in sorted(set(names) - set(have)):
             have[name] = self._definition(component["id"], name)
         self.definition_ids = have
-        self._environment(component["id"])
+        self.linked = bool(self._environment(component["id"]).get("linked"))
+
+    def check_nodes(self, names):
+        """Refuse, before any PUT, node names the server would refuse: in an environment linked to its cluster
+        (the server's stored flag) a ``nodes`` value is one of the cluster's nodes, by id or FQDN."""
+        if not self.linked:
+            return
+        known = set()
+        for node in self.client.get("nodes/", params={"cluster_id": self.env}):
+            known |= {str(node["id"]), node.get("fqdn")}
+        unknown = sorted(name for name in names if str(name) not in known)
+        if unknown:
+            raise ConfigDBError("Cluster {0} has no node {1} (environment {0} is linked to it): nothing uploaded".format(
+                self.env, ", ".join(unknown)))
 
     def _definition(self, component_id, name):
         """The id of a new definition; when another node created it meanwhile (409), that one's."""
@@ -186,15 +200,15 @@ class Uploader:
             if exc.status != 404:
                 raise
             try:
-                self.client.post(ROOT + "environments", {
+                return self.client.post(ROOT + "environments", {
                     "id": self.env, "components": [component_id], "hierarchy_levels": [NODE_LEVEL]})
-                return
             except APIError as exc:
                 if exc.status != 409:
                     raise
                 environment = self.client.get(url)
         if component_id not in environment["components"]:
             self.client.patch(url, {"components": environment["components"] + [component_id]})
+        return environment
 
     def upload(self, nodes, done=None):
         """PUTs the data sources of ``nodes`` (``{node: {data source: mapping}}``, a node named as given: the
@@ -285,6 +299,7 @@ class ConfigUpload(ClientMixin, Command):
         sources = read_tree(args.dir)
         uploader = Uploader(self.client, args.env, args.component, args.jobs)
         uploader.prepare(sources)
+        uploader.check_nodes([args.node])
         uploader.upload({args.node: sources})
         self.app.stdout.write("Uploaded {0} data sources of node {1} to environment {2}\n".format(
             len(sources), args.node, args.env))
@@ -311,6 +326,7 @@ class ConfigUploadEnv(ClientMixin, Command):
         trees = dict(zip(nodes, read_trees([os.path.join(args.dir, node) for node in nodes], args.jobs)))
         uploader = Uploader(self.client, args.env, args.component, args.jobs)
         uploader.prepare({name for tree in trees.values() for name in tree})
+        uploader.check_nodes(nodes)
         progress = Progress(len(nodes), self.app.stderr)
         uploader.upload({node: trees[node] for node in nodes}, done=progress.step)
         self.app.stdout.write("Uploaded {0} nodes to environment {1}\n".format(len(nodes), args.env))

@@ -231,19 +231,37 @@ def test_an_environment_uploaded_several_puts_at_a_time_keeps_each_nodes_documen
 
 
 def test_a_refused_put_ends_the_upload_as_one_put_at_a_time_did(fuel, linked_env, tmp_path):
-    """Node 150 is not in the cluster: the same message, progress and exit code whatever ``--jobs`` is, and one
-    PUT at a time writes nothing after the refusal."""
-    for node in ("1", "150", "2"):  # in this order: directory names sort as text
-        _write_node(tmp_path, node, node)
+    """Node 2's globals hold a NUL, which the server refuses: the same message, progress and exit code whatever
+    ``--jobs`` is, and one PUT at a time writes nothing after the refusal (the third directory names node 1
+    again, with other data)."""
+    for node, uid in (("1", "1"), ("2", "2"), ("node-1.domain.tld", "3")):  # in this order: names sort as text
+        _write_node(tmp_path, node, uid)
+    (tmp_path / "2" / "globals.yaml").write_text('deployment_mode: "ha\\0compact"\n')
     one_at_a_time = fuel("config", "upload", "env", "--env", "1", "--dir", tmp_path, "--jobs", "1", ok=False)
     assert one_at_a_time.returncode == 1
     assert "] 1/3 nodes (1)" in one_at_a_time.stderr and "2/3" not in one_at_a_time.stderr
-    assert "150" in one_at_a_time.stderr
-    history = fuel("config", "history", "--env", "1", "--level", "nodes=2", "--resource", "astute", "-f", "json")
-    assert json.loads(history.stdout) == []
+    assert "NUL" in one_at_a_time.stderr
+    history = fuel("config", "history", "--env", "1", "--level", "nodes=1", "--resource", "astute", "-f", "json")
+    assert len(json.loads(history.stdout)) == 1
     several = fuel("config", "upload", "env", "--env", "1", "--dir", tmp_path, "--jobs", "4", ok=False)
     assert (several.returncode, several.stdout, several.stderr) == (
         one_at_a_time.returncode, one_at_a_time.stdout, one_at_a_time.stderr)
+
+
+def test_a_node_the_linked_cluster_lacks_is_refused_before_anything_is_uploaded(fuel, linked_env, tmp_path):
+    """The environment is linked (the server's flag): node 150 is not its cluster's, so neither ``upload env``
+    nor ``upload --node`` sends a PUT; node 1's documents stay as they were."""
+    for node in ("1", "150", "node-2.domain.tld"):
+        _write_node(tmp_path, node, node)
+    whole = fuel("config", "upload", "env", "--env", "1", "--dir", tmp_path, ok=False)
+    one = fuel("config", "upload", "--env", "1", "--node", "150", "--dir", tmp_path / "150", ok=False)
+    for result in (whole, one):
+        assert result.returncode == 1
+        assert "Cluster 1 has no node 150 (environment 1 is linked to it): nothing uploaded" in result.stderr
+    assert "1/3" not in whole.stderr
+    for level in ("nodes=1", "nodes=node-2.domain.tld"):
+        history = fuel("config", "history", "--env", "1", "--level", level, "--resource", "astute", "-f", "json")
+        assert json.loads(history.stdout) == []
 
 
 def test_jobs_are_bounded_by_the_connection_pool(fuel, tmp_path):
