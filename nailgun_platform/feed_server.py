@@ -70,7 +70,18 @@ class Parking:
                 self.waiting.pop(topic, None)
 
 
-def _environ(request, body, server_port):
+def client_address(request, trusted_proxy=None):
+    """The client's address: the peer's, or, when the peer is ``trusted_proxy``, the last address of its
+    ``X-Forwarded-For`` (as waitress-serve's ``--trusted-proxy`` with ``x-forwarded-for``), so that behind nginx
+    the login lockout counts each client's failures, not the proxy's."""
+    remote = request.remote or ""
+    if trusted_proxy is None or remote != trusted_proxy:
+        return remote
+    forwarded = [a.strip() for v in request.headers.getall("X-Forwarded-For", []) for a in v.split(",")]
+    return forwarded[-1] if forwarded and forwarded[-1] else remote
+
+
+def _environ(request, body, server_port, trusted_proxy=None):
     """The WSGI environ of an aiohttp request (PEP 3333), with a body already read."""
     environ = {
         "REQUEST_METHOD": request.method, "SCRIPT_NAME": "",
@@ -78,7 +89,7 @@ def _environ(request, body, server_port):
         "QUERY_STRING": request.raw_path.split("?", 1)[1] if "?" in request.raw_path else "",
         "RAW_URI": request.raw_path, "SERVER_NAME": request.host.split(":")[0],
         "SERVER_PORT": str(server_port), "SERVER_PROTOCOL": "HTTP/{0}.{1}".format(*request.version),
-        "REMOTE_ADDR": request.remote or "", "wsgi.version": (1, 0), "wsgi.url_scheme": request.scheme,
+        "REMOTE_ADDR": client_address(request, trusted_proxy), "wsgi.version": (1, 0), "wsgi.url_scheme": request.scheme,
         "wsgi.input": io.BytesIO(body), "wsgi.errors": sys.stderr, "wsgi.multithread": True,
         "wsgi.multiprocess": True, "wsgi.run_once": False, notify.CAN_PARK: True,
     }
@@ -120,9 +131,10 @@ async def _body(request, limit):
     return b"".join(chunks)
 
 
-def make_app(application, threads, max_body):
+def make_app(application, threads, max_body, trusted_proxy=None):
     """The aiohttp application serving ``application`` (WSGI) with ``threads`` pool threads, reading bodies of
-    at most ``max_body`` bytes (the host's ``MAX_REQUEST_BODY``)."""
+    at most ``max_body`` bytes (the host's ``MAX_REQUEST_BODY``); a client of ``trusted_proxy`` is the one its
+    ``X-Forwarded-For`` names."""
     from aiohttp import web as aioweb
 
     pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="nailgun-feed")
@@ -139,7 +151,7 @@ def make_app(application, threads, max_body):
         loop = asyncio.get_running_loop()
         body = await _body(request, max_body)
         port = request.transport.get_extra_info("sockname")[1] if request.transport else 0
-        environ = _environ(request, body, port)
+        environ = _environ(request, body, port, trusted_proxy)
         while True:
             status, headers, data = await loop.run_in_executor(pool, run_wsgi, application, environ)
             park = next((v for k, v in headers if k.lower() == notify.PARK_HEADER.lower()), None)
@@ -147,7 +159,7 @@ def make_app(application, threads, max_body):
                 break
             topic, deadline, mark = notify.parse_park_header(park)
             await app["parking"].park(topic, mark, deadline)
-            environ = _environ(request, body, port)
+            environ = _environ(request, body, port, trusted_proxy)
             environ[notify.PARK_DEADLINE] = deadline
         code, _, reason = status.partition(" ")
         response = aioweb.Response(status=int(code), reason=reason or None, body=data)

@@ -18,6 +18,9 @@ def build_parser():
     parser.add_argument("--port", type=int, default=8011, help="port to listen on (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=8,
                         help="threads running requests (parked ones use none; default: %(default)s)")
+    parser.add_argument("--trusted-proxy", metavar="ADDRESS",
+                        help="the proxy in front (nginx: 127.0.0.1) whose X-Forwarded-For names the client, as "
+                             "waitress-serve's --trusted-proxy with x-forwarded-for")
     parser.add_argument("--allow-insecure-no-auth", action="store_true",
                         help="AUTH.allow_insecure_no_auth: with AUTH method none, listen on a non-loopback address "
                              "and serve every client")
@@ -34,7 +37,8 @@ def main(args):
     args.cert_file = args.key_file = None
     startup.check_exposure(args)
     startup.use_database(url, migrate=False)
-    app = feed_server.make_app(startup.build_wsgi(), max(1, args.threads), int(settings["MAX_REQUEST_BODY"]))
+    app = feed_server.make_app(startup.build_wsgi(), max(1, args.threads), int(settings["MAX_REQUEST_BODY"]),
+                                  args.trusted_proxy)
     print("Nailgun feed server on http://{0}:{1}/api/v1 ({2}, authentication: {3})".format(
         args.host, args.port, startup.shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
     from nailgun_host import stats

@@ -8,9 +8,11 @@ the URL map, core and extensions', is sent through nginx: those Nailgun has reac
 service, so a new route family without a ``location`` fails here.
 """
 import contextlib
+import http.client
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import socketserver
@@ -27,7 +29,7 @@ import requests
 
 from nailgun_host.app import PREFIXES, collect_routes
 from nailgun_host.extensions import get_all_extensions
-from tests.auth import LOCAL_USERS, write_users_file
+from tests.auth import LOCAL_USERS, basic, write_users_file
 from tests.commands import run_command
 from tests.conftest import LiveServer, free_port, stop_process
 
@@ -448,3 +450,83 @@ def test_fuel2_in_local_mode_logs_in_at_the_service_not_through_fuels_nginx(fuel
                           dict(environ, SERVER_PORT=str(fuel.port)))
     assert through.returncode != 0, through
     assert fuel.keystone.paths[-1].startswith("/v2.0/tokens")  # Fuel's Keystone was asked, not the service
+
+
+def unit_command(unit, port):
+    """The unit's ``ExecStart`` as argv, its command from this virtualenv and its port ``port``."""
+    line = next(line for line in (UNITS / unit).read_text().splitlines() if line.startswith("ExecStart="))
+    argv = shlex.split(line[len("ExecStart="):])
+    argv[0] = os.path.join(BIN, os.path.basename(argv[0]))
+    host, packaged = listen_address(unit).rsplit(":", 1)
+    return [a.replace("{0}:{1}".format(host, packaged), "{0}:{1}".format(host, port)) if a.startswith("--listen=")
+            else str(port) if a == packaged else a for a in argv]
+
+
+def start_listening(argv, port, env):
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 30
+    while True:
+        assert process.poll() is None, "{0} exited with {1}".format(argv[0], process.returncode)
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return process
+        assert time.monotonic() < deadline, "{0} did not start listening".format(argv[0])
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def fuel_units(migrated_db, db_url, tmp_path_factory):
+    """Fuel's nginx in front of the units' own commands (their arguments, other ports) in local mode, whose
+    address lockout comes after 3 wrong passwords."""
+    nginx_binary()
+    directory = tmp_path_factory.mktemp("fuel-units")
+    settings = directory / "settings.yaml"
+    settings.write_text(
+        "DATABASE_URL: {0}\nAUTH:\n  method: local\n  users_file: {1}\n  lockout_failure_attempts: 0\n"
+        "  lockout_address_failure_attempts: 3\n".format(db_url, write_users_file(str(directory / "users.yaml"))))
+    env = dict(os.environ, NAILGUN_CONFIG=str(settings))
+    env.pop("NAILGUN_DB_URL", None)
+    ports = {unit: free_port() for unit in ("nailgun-api.service", "nailgun-feed.service")}
+    processes = []
+    nailgun = serve_in_thread(_ThreadingUwsgi(("127.0.0.1", 0), _UwsgiStandIn))
+    keystone = serve_in_thread(ThreadingHTTPServer(("127.0.0.1", 0), _KeystoneStandIn))
+    try:
+        for unit, port in ports.items():
+            processes.append(start_listening(unit_command(unit, port), port, env))
+        server = FuelNginx(directory, *("127.0.0.1:{0}".format(port) for port in ports.values()),
+                           nailgun.server_address[1], keystone.server_address[1])
+        server.install_snippet()
+        server.start()
+        yield server
+    finally:
+        with contextlib.suppress(NameError):
+            server.stop()
+        for process in processes:
+            stop_process(process)
+        nailgun.shutdown()
+        keystone.shutdown()
+
+
+def get_from(source, port, path, headers):
+    """GET ``path`` from nginx on ``port`` over a connection from the loopback address ``source``."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(source, 0))
+    try:
+        connection.request("GET", path, headers=headers)
+        answer = connection.getresponse()
+        answer.read()
+        return answer.status
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("path", ["/api/v1/config/environments", "/api/v1/config/environments/1/changes?since=0"])
+def test_one_clients_wrong_passwords_lock_out_that_client_not_every_client_of_nginx(fuel_units, path):
+    """Behind nginx every connection comes from 127.0.0.1: unless the units take the client from the snippet's
+    X-Forwarded-For, 3 wrong passwords from anywhere would lock out every password user (Hiera, fuel-ext)."""
+    guessed = [get_from("127.0.0.2", fuel_units.port, path, dict(basic("admin", "wrong{0}".format(i)),
+                                                                    **{"X-Forwarded-For": "127.0.0.9"}))
+               for i in range(4)]
+    assert guessed[:3] == [401] * 3 and guessed[3] == 429, guessed
+    assert get_from("127.0.0.3", fuel_units.port, path, basic("admin")) != 429
+    assert get_from("127.0.0.2", fuel_units.port, path, basic("admin")) == 429  # the guesser's address is locked
+    # a client's own X-Forwarded-For is replaced by nginx: the guesser cannot pose as another client
+    assert get_from("127.0.0.2", fuel_units.port, path, dict(basic("admin"), **{"X-Forwarded-For": "127.0.0.4"})) == 429
