@@ -5,8 +5,14 @@ Each page is made by argparse-manpage from the parser the command itself parses 
 script names has a ``build_parser()``, so a new option is in its page without anyone writing it, and a new
 command without one stops the build. ``fuel-ext``'s parser shows cliff's commands as subcommands. The RPM's
 build runs this with the packaged virtualenv's python; ``SOURCE_DATE_EPOCH`` dates the pages.
+
+argparse wraps help at the terminal's width (``$COLUMNS``), breaking words at their hyphens; in roff a line
+break is a space, so a page would say ``/etc/fuel-nailgun- extensions/settings.yaml``, and depend on the
+terminal of the build. The pages are made as if the terminal were endlessly wide: one line a paragraph, which
+``man`` fills.
 """
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -15,6 +21,8 @@ from importlib import metadata
 import nailgun_host
 
 DISTRIBUTION = "fuel-nailgun-extensions"
+#: the terminal width the pages are made for: no help text is that long
+UNWRAPPED = 100000
 
 
 def parsers():
@@ -29,13 +37,28 @@ def _summary(parser):
     return first[:1].lower() + first[1:]
 
 
+@contextlib.contextmanager
+def _unwrapped():
+    """argparse's formatters (``shutil.get_terminal_size``) see an endlessly wide terminal meanwhile."""
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(UNWRAPPED)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = before
+
+
 def page(parser):
     """The roff source of ``parser``'s manual page, in section 1."""
     from argparse_manpage.manpage import Manpage
 
-    return str(Manpage(parser, {"project_name": DISTRIBUTION, "version": nailgun_host.__version__,
-                                "manual_title": DISTRIBUTION, "description": _summary(parser)},
-                       format="single-commands-section"))
+    with _unwrapped():
+        return str(Manpage(parser, {"project_name": DISTRIBUTION, "version": nailgun_host.__version__,
+                                    "manual_title": DISTRIBUTION, "description": _summary(parser)},
+                           format="single-commands-section"))
 
 
 def write_pages(directory):

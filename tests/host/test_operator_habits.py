@@ -145,6 +145,33 @@ def test_each_page_names_every_option_and_subcommand_its_parser_has(pages, name)
     assert not missing, "not in {0}.1: {1}".format(name, missing)
 
 
+def _helps(parser):
+    """``(command, help)`` for every option and subcommand of ``parser``, ``%(default)s`` expanded, in one line."""
+    import argparse
+
+    formatter = parser.formatter_class(prog=parser.prog)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _helps(sub)
+        if action.help and action.help != argparse.SUPPRESS and "--help" not in action.option_strings:
+            yield parser.prog, " ".join(formatter._expand_help(action).split())
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_narrow_terminal_breaks_no_help_text_in_a_page(pages, name, tmp_path):
+    """argparse wraps help at $COLUMNS, at hyphens too, and a line break is a space in roff: the build's
+    terminal made "/etc/fuel-nailgun- extensions/settings.yaml" of the settings file's path."""
+    subprocess.run([sys.executable, "-m", "nailgun_host.cmd.man_pages", "--output", str(tmp_path)], check=True,
+                   capture_output=True, timeout=120, env=dict(os.environ, SOURCE_DATE_EPOCH="0", COLUMNS="30"))
+    source = (tmp_path / (name + ".1")).read_text()
+    assert source == (pages / (name + ".1")).read_text()  # whatever the terminal
+    words = " ".join(source.split())
+    broken = [(command, text) for command, text in _helps(man_pages.parsers()[name])
+              if text.replace("-", r"\-") not in words]
+    assert not broken, "split in {0}.1: {1}".format(name, broken)
+
+
 @pytest.mark.skipif(shutil.which("man") is None and os.environ.get("CI") != "true",
                     reason="man (Debian's man-db) is not installed: run_tests.sh installs it")
 @pytest.mark.parametrize("name", SCRIPTS)
