@@ -88,6 +88,8 @@ missing_debian_packages() {
     command -v readelf >/dev/null || echo binutils
     # Fuel's nginx in front of the packaged snippet (tests/packaging/test_nginx.py); not started as a service
     { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; } || echo nginx-light
+    # rates the packaged units' confinement (tests/packaging/test_units.py)
+    command -v systemd-analyze >/dev/null || echo systemd
     return 0
 }
 
