@@ -19,6 +19,10 @@ that would make it write values it cannot read back. A value that no key decrypt
 Writers (creation, ``rotate``, ``retire``) hold an exclusive ``flock`` on the directory and
 readers a shared one, so several workers starting at once create one repository, and nobody
 reads a rotation half done. Files are written to a dot-named temporary file and renamed.
+
+Run as root (``nailgun-secrets status`` or ``rotate`` without ``runuser``), a new repository takes the owner of
+the directory it is made in, and a key file the repository's owner, as ``nailgun-users`` does with its file: the
+service user owning ``/var/lib/fuel-nailgun-extensions`` can still read every key.
 """
 import contextlib
 import fcntl
@@ -167,6 +171,7 @@ def _create(path):
     try:
         os.mkdir(path, 0o700)
         os.chmod(path, 0o700)  # mkdir's mode passes through the umask
+        _give_to_owner_of(path, os.path.dirname(path))
     except FileExistsError:
         pass
     _check_directory(path)
@@ -254,6 +259,7 @@ def _write_key(path, number, key):
     """Write one key file atomically, mode 0600 from the start (mkstemp)."""
     descriptor, temporary = tempfile.mkstemp(dir=path, prefix=".key-")
     try:
+        _give_to_owner_of(temporary, path)
         with os.fdopen(descriptor, "wb") as stream:
             stream.write(key + b"\n")
             stream.flush()
@@ -263,6 +269,13 @@ def _write_key(path, number, key):
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _give_to_owner_of(path, owner_path):
+    """Root's files go to ``owner_path``'s owner (only root can give a file away)."""
+    if os.getuid() == 0:
+        owner = os.stat(owner_path)
+        os.chown(path, owner.st_uid, owner.st_gid)
 
 
 def _sync_directory(path):

@@ -96,6 +96,34 @@ def test_root_running_nailgun_users_leaves_the_users_file_to_the_owner_of_its_di
     assert set_user("second") == other + (0o600,)
 
 
+@pytest.mark.skipif(os.getuid() != 0, reason="only root gives a file away")
+def test_root_running_nailgun_secrets_leaves_the_key_repository_to_the_owner_of_its_directory(tmp_path):
+    """``nailgun-secrets status`` as root made the RPM's repository root's (0700), and ``rotate`` root's key
+    files (0600), in the service user's directory: the service could no longer read its keys."""
+    service, other = (4242, 4343), (4444, 4545)
+    directory = tmp_path / "state"
+    directory.mkdir()
+    os.chown(directory, *service)
+    repository = directory / "fernet-keys"
+    environ = dict(_environ(tmp_path), NAILGUN_KEY_REPOSITORY=str(repository))
+    database = "sqlite:///" + str(tmp_path / "db.sqlite")
+    subprocess.run([_script("nailgun-syncdb"), "--db-url", database], env=environ, check=True, capture_output=True,
+                   timeout=120)
+    assert not repository.exists()  # the first command that needs the keys makes them
+
+    def secrets(command):
+        result = subprocess.run([_script("nailgun-secrets"), "--db-url", database, command], env=environ,
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return {path.name: (path.stat().st_uid, path.stat().st_gid, path.stat().st_mode & 0o777)
+                for path in [repository] + sorted(repository.iterdir())}
+
+    assert secrets("status") == {"fernet-keys": service + (0o700,), "0": service + (0o600,), "1": service + (0o600,)}
+    os.chown(repository, *other)
+    assert secrets("rotate") == {"fernet-keys": other + (0o700,), "0": other + (0o600,), "1": service + (0o600,),
+                                 "2": other + (0o600,)}
+
+
 # --- the manual pages ---------------------------------------------------------------------------------------
 
 
