@@ -189,3 +189,26 @@ def test_the_feed_server_answers_exactly_as_the_api_server(live_server, feed_ser
                         response.headers.get("ETag")))
     assert answers[0] == answers[1]
     assert answers[0][0] < 500
+
+
+@pytest.mark.parametrize("peer, trusted, forwarded, client", [
+    ("127.0.0.1", "127.0.0.1", ["10.0.0.5"], "10.0.0.5"),                  # nginx names the client
+    ("127.0.0.1", "127.0.0.1", ["10.0.0.9, 10.0.0.5"], "10.0.0.5"),        # the proxy's own entry is the last
+    ("127.0.0.1", "127.0.0.1", ["10.0.0.9", "10.0.0.5"], "10.0.0.5"),      # one header a line
+    ("127.0.0.1", "127.0.0.1", [], "127.0.0.1"),                           # a local client, not through nginx
+    ("10.0.0.7", "127.0.0.1", ["127.0.0.1"], "10.0.0.7"),                  # anyone else's header is ignored
+    ("127.0.0.1", None, ["10.0.0.5"], "127.0.0.1"),                        # without --trusted-proxy, the peer
+])
+def test_the_client_is_the_peer_or_what_the_trusted_proxy_says(peer, trusted, forwarded, client):
+    from aiohttp import test_utils
+    from multidict import CIMultiDict
+
+    from nailgun_platform.feed_server import client_address
+
+    class Transport:
+        def get_extra_info(self, name, default=None):
+            return (peer, 40000) if name == "peername" else default
+
+    headers = CIMultiDict(("X-Forwarded-For", value) for value in forwarded)
+    request = test_utils.make_mocked_request("GET", "/api/v1/version", headers=headers, transport=Transport())
+    assert client_address(request, trusted) == client
