@@ -184,9 +184,10 @@ def test_the_service_files_are_packaged(rpm):
     pages = [f for f in files if f.startswith("/usr/share/man/man1/")]
     for command in COMMANDS:  # compressed as the distribution's brp-compress does
         assert [p for p in pages if re.fullmatch(r"/usr/share/man/man1/{0}\.1(\.\w+)?".format(command), p)], pages
-    assert "/usr/share/licenses/fuel-nailgun-extensions-{0}/LICENSE".format(rpm["version"]) in files
-    assert "/usr/share/doc/fuel-nailgun-extensions-{0}/README.md".format(rpm["version"]) in files
-    assert "/usr/share/doc/fuel-nailgun-extensions-{0}/docs/operator/rpm.md".format(rpm["version"]) in files
+    # EL9's places (without the version), whatever rpm builds it
+    assert "/usr/share/licenses/fuel-nailgun-extensions/LICENSE" in files
+    assert "/usr/share/doc/fuel-nailgun-extensions/README.md" in files
+    assert "/usr/share/doc/fuel-nailgun-extensions/docs/operator/rpm.md" in files
     assert set(run(["rpm", "-qp", "--configfiles", rpm["rpm"]]).split()) == {
         SETTINGS, "/etc/logrotate.d/fuel-nailgun-extensions", NGINX_SNIPPET}
     scripts = run(["rpm", "-qp", "--scripts", rpm["rpm"]])
@@ -195,6 +196,16 @@ def test_the_service_files_are_packaged(rpm):
     assert modes[LOG_DIR] == ("drwxr-x---", "nailgun", "nailgun")
     assert modes[STATE_DIR] == ("drwxr-x---", "nailgun", "nailgun")
     assert re.search(r"useradd -r -g nailgun .*nailgun$", scripts, re.M), scripts
+
+
+def test_the_settings_files_pointers_name_packaged_files(rpm):
+    """The settings file's comments send the operator to the table of every setting: a path the package has."""
+    files = set(run(["rpm", "-qpl", rpm["rpm"]]).splitlines())
+    comments = "\n".join(line for line in (ROOT / "packaging" / "settings.yaml").read_text().splitlines()
+                         if line.startswith("#"))
+    named = re.findall(r"(/usr/share/\S+?)\.?(?:\s|$)", comments)
+    assert any(path.endswith("/docs/operator/configuration.md") for path in named), comments
+    assert not [path for path in named if path not in files], named
 
 
 def test_no_file_of_nailguns_own_package_is_packaged(rpm):
