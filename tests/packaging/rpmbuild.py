@@ -11,6 +11,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "fuel-nailgun-extensions.spec"
+#: ``python3`` on EL9 is 3.9, with which pip refuses to build this package (python_requires >= 3.10): the header's
+#: steps name python3.11, and a build that runs ``python3`` fails saying so
+EL9_PYTHON3 = """#!/bin/sh
+echo "python3 is EL9's 3.9 here, older than this package's python_requires: run python3.11" >&2
+exit 1
+"""
 # Not copied from the work tree into the scratch source tree.
 TOP_LEVEL_JUNK = {".git", "venv", "build", "dist", "wheels"}
 
@@ -56,7 +62,8 @@ def _build_dependencies_are_rpms():
 
 
 def build_by_the_header(workdir, python_bin, rpmbuild_args=(), stage=None):
-    """Run the header's steps in a copy of the work tree, ``python_bin`` first on the PATH.
+    """Run the header's steps in a copy of the work tree, ``python_bin``'s ``python3.11`` on the PATH, and a
+    ``python3`` before it that fails as EL9's (3.9) would.
 
     ``rpmbuild_args`` go right after ``rpmbuild`` (``--define``s); ``stage`` replaces its ``-ba`` (``-bp``:
     only unpack the sources). Returns the binary RPM (None for ``-bp``), the SRPM, the source and top dirs.
@@ -65,8 +72,14 @@ def build_by_the_header(workdir, python_bin, rpmbuild_args=(), stage=None):
     shutil.copytree(ROOT, source, ignore=_ignore)
     home = workdir / "home"
     home.mkdir()
-    assert (python_bin / "python3").is_file()
-    environ = dict(os.environ, HOME=str(home), PATH="{0}:{1}".format(python_bin, os.environ["PATH"]))
+    assert (python_bin / "python3.11").is_file()
+    path = workdir / "path"
+    path.mkdir()
+    (path / "python3.11").write_text('#!/bin/sh\nexec "{0}" "$@"\n'.format(python_bin / "python3.11"))
+    (path / "python3").write_text(EL9_PYTHON3)
+    for command in path.iterdir():
+        command.chmod(0o755)
+    environ = dict(os.environ, HOME=str(home), PATH="{0}:{1}".format(path, os.environ["PATH"]))
     steps = header_steps()
     assert steps and steps[-1].startswith("rpmbuild -ba "), steps
     extra = list(rpmbuild_args)

@@ -86,11 +86,11 @@ def _metadata():
 @pytest.fixture(scope="module")
 def rpm(tmp_path_factory):
     """The RPM, built by the header's steps in a copy of the work tree (committed or not), with a
-    fresh HOME; ``python3`` is this test's interpreter (setuptools >= 69.3, as run_tests.sh installs)."""
+    fresh HOME; ``python3.11`` is this test's interpreter (setuptools >= 69.3, as run_tests.sh installs)."""
     return build_by_the_header(tmp_path_factory.mktemp("rpm"), Path(sys.executable).parent)
 
 
-#: ``python3`` as with setuptools < 69.3: ``setup.py sdist`` makes fuel-nailgun-extensions-VERSION.tar.gz
+#: ``python3.11`` as with setuptools < 69.3: ``setup.py sdist`` makes fuel-nailgun-extensions-VERSION.tar.gz
 #: (dashes, in the file's name and its directory's), the name EL's older setuptools gives
 OLD_SDIST_PYTHON3 = """#!{python}
 import os, subprocess, sys, tarfile
@@ -116,8 +116,8 @@ def test_the_header_steps_build_with_an_older_setuptools_too(tmp_path):
     rpmbuild unpacks it with the wheelhouse (``-bp``: what the name changes; the rest is the other build's)."""
     python_bin = tmp_path / "bin"
     python_bin.mkdir()
-    (python_bin / "python3").write_text(OLD_SDIST_PYTHON3.format(python=sys.executable))
-    (python_bin / "python3").chmod(0o755)
+    (python_bin / "python3.11").write_text(OLD_SDIST_PYTHON3.format(python=sys.executable))
+    (python_bin / "python3.11").chmod(0o755)
     built = build_by_the_header(tmp_path, python_bin, stage="-bp")
     sdist = "fuel-nailgun-extensions-{0}".format(built["version"])
     assert [p.name for p in (built["source"] / "dist").glob("*.tar.gz")] == [sdist + ".tar.gz"]
