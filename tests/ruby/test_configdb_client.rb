@@ -163,6 +163,15 @@ class ConfigDBClientTest < Minitest::Test
     server&.stop
   end
 
+  def test_credentials_in_a_url_option_are_refused_without_showing_them
+    %w[url keystone_url].each do |option|
+      options = { 'url' => @server.url, option => 'http://hiera:hiera-pw@127.0.0.1:5000/v3' }
+      error = assert_raises(ConfigDB::Error) { ConfigDB::Client.new(options) }
+      assert_equal "ConfigDB: the #{option} option holds credentials: give them as auth_user and auth_pass",
+                   error.message
+    end
+  end
+
   def test_unknown_node_takes_fail_or_warn_only
     assert_equal 'fail', ConfigDB::Options.unknown_node({})
     error = assert_raises(ConfigDB::Error) { ConfigDB::Client.new('url' => @server.url, 'unknown_node' => 'graceful') }

@@ -96,6 +96,7 @@ module ConfigDB
       # source per key, and this spares it building and escaping their URLs each time
       @store_keys = Hash.new { |by_env, env| by_env[env] = Hash.new { |by_node, node| by_node[node] = {} } }
       @unknown_node = Options.unknown_node(@options)
+      refuse_credentials_in_urls
       warn_cleartext
     end
 
@@ -238,6 +239,18 @@ module ConfigDB
                 'node (the node option or the fqdn fact) the name its data was uploaded under?'
       raise Error, message if @unknown_node == 'fail'
       Options.warn_once(url) { Kernel.warn("#{message} (unknown_node: warn, the lookup goes on)") }
+    end
+
+    # Net::HTTP never sends a URL's user:password, while every message, --explain line and Puppet report that
+    # names a URL would show it: the options that hold URLs must not carry credentials (the message names the
+    # option, never its value).
+    def refuse_credentials_in_urls
+      %w[url keystone_url].each do |option|
+        next unless @options[option] && URI(@options[option].to_s).userinfo
+        raise Error, "ConfigDB: the #{option} option holds credentials: give them as auth_user and auth_pass"
+      rescue URI::InvalidURIError
+        next
+      end
     end
 
     # Credentials in clear text to another machine deserve a warning (once per process and server).
