@@ -85,15 +85,16 @@ class Target:
             current = secrets.masked(current, secrets.of(self.view.resource, current))
         check_if_match(self.view.tagged(current))
 
-    def effective_tag(self, params, unknown_level):
+    def effective_tag(self, params, holding):
         """A strong ETag of an effective GET, from the versions it merges rather than its body.
 
         Revalidation (If-None-Match) then costs one light query and no merge. Masked and clear
         answers differ, so whether secrets are shown is part of it, and so is what the data source's
         live versions mark secret (a new version can mask a leaf without any document changing), and
-        whether the level is unknown (its header).
+        which levels hold documents (``holding``, which with a session's staged ones, named by its time of
+        last change, decides ``X-Level-Unknown``).
         """
-        state = [web.ctx.path, sorted(params.items()), sees_secrets(), unknown_level] + self.view.effective_state()
+        state = [web.ctx.path, sorted(params.items()), sees_secrets(), holding] + self.view.effective_state()
         return etag(canonical(self.view.tagged(state)))
 
 
@@ -159,11 +160,11 @@ class ConfigDocumentHandler(ConfigHandler):
         tokens = _key_param(params)
         tag = lookup = None
         if flag_param("effective"):
-            unknown_level = view.unknown_level()
-            tag = target.effective_tag(params, unknown_level)
+            holding = view.holding()
+            tag = target.effective_tag(params, holding)
             if self.not_modified(tag):
                 return None
-            if unknown_level:
+            if view.unknown_level(holding):
                 web.header(UNKNOWN_LEVEL_HEADER, "true")
             result, lookup, layers = view.effective(version)
             if not sees_secrets():

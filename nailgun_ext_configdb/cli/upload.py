@@ -124,6 +124,15 @@ def read_trees(directories, jobs=1):
     return [read_tree(directory) for directory in directories]
 
 
+def node_of(name, nodes):
+    """The id of the node of ``nodes`` (the API's node list) that ``name`` names by the server's rule
+    (``objects.levels``): a whole number names an id (``01`` too), anything else an FQDN; None when none does."""
+    text = str(name)
+    if text.isascii() and text.isdigit():
+        return next((node["id"] for node in nodes if node["id"] == int(text)), None)
+    return next((node["id"] for node in nodes if node.get("fqdn") == text), None)
+
+
 class Uploader:
     """Creates what is missing in ConfigDB, then PUTs each node's data sources by id, ``jobs`` at a time.
 
@@ -150,17 +159,22 @@ class Uploader:
         self.linked = bool(self._environment(component["id"]).get("linked"))
 
     def check_nodes(self, names):
-        """Refuse, before any PUT, node names the server would refuse: in an environment linked to its cluster
-        (the server's stored flag) a ``nodes`` value is one of the cluster's nodes, by id or FQDN."""
+        """Refuse, before any PUT, node names the server would refuse, or that name one node twice (the later
+        upload would silently replace the other's): in an environment linked to its cluster (the server's stored
+        flag) a ``nodes`` value is one of the cluster's nodes, by id or FQDN (``node_of``)."""
         if not self.linked:
             return
-        known = set()
-        for node in self.client.get("nodes/", params={"cluster_id": self.env}):
-            known |= {str(node["id"]), node.get("fqdn")}
-        unknown = sorted(name for name in names if str(name) not in known)
-        if unknown:
+        nodes = self.client.get("nodes/", params={"cluster_id": self.env})
+        named = {}
+        for name in names:
+            named.setdefault(node_of(name, nodes), []).append(str(name))
+        if None in named:
             raise ConfigDBError("Cluster {0} has no node {1} (environment {0} is linked to it): nothing uploaded".format(
-                self.env, ", ".join(unknown)))
+                self.env, ", ".join(sorted(named[None]))))
+        twice = sorted(sorted(same) for same in named.values() if len(same) > 1)
+        if twice:
+            raise ConfigDBError("{0} name the same node of cluster {1} (environment {1} is linked to it): nothing "
+                                "uploaded".format("; ".join(" and ".join(same) for same in twice), self.env))
 
     def _definition(self, component_id, name):
         """The id of a new definition; when another node created it meanwhile (409), that one's."""

@@ -23,6 +23,7 @@ class DocumentView:
         self.path = levels.join(pairs)
         self.kind = VALUES if kind == VALUES else OVERRIDES
         self.session = session
+        self._staged_changes = None  # the session's, read once (``_staged``)
 
     def document(self, with_data=True):
         """The stored document, or None."""
@@ -85,15 +86,36 @@ class DocumentView:
         return [self.resource.secret_schemas, self.environment.id, self.environment.created_at.isoformat(),
                 self.path, [list(head) for head in heads]]
 
-    def unknown_level(self):
-        """Whether the environment stores nothing at or below this level's value while it stores something
-        under other values of that level: a node it has no documents for, among nodes it has some for. Its
-        effective values are then only the levels above: a client must not take them for the node's."""
+    def holding(self):
+        """``(mine, level)``: whether the environment stores documents at or below this level's value, and
+        under any value of that level (``document.holding``); None at the environment level. What the ETag of
+        an effective GET names for its ``X-Level-Unknown``, with the session's last change (``tagged``)."""
         if not self.pairs:
-            return False
+            return None
         deepest = len(self.pairs) == len(self.environment.hierarchy_levels)
-        mine, level = document_obj.holding(self.environment.id, self.path, levels.join(self.pairs[:-1]), deepest)
-        return level and not mine
+        return tuple(document_obj.holding(self.environment.id, self.path, levels.join(self.pairs[:-1]), deepest))
+
+    def unknown_level(self, holding):
+        """Whether, ``holding`` (``holding()``) and the session's staged documents said, nothing is at or below
+        this level's value while something is under other values of that level: a node the environment has no
+        documents for, among nodes it has some for. Its effective values are then only the levels above: a
+        client must not take them for the node's. A session's staged documents count as stored, as its reads
+        show them."""
+        if holding is None:
+            return False
+        mine, level = holding
+        deepest = len(self.pairs) == len(self.environment.hierarchy_levels)
+        parent = levels.join(self.pairs[:-1])
+        for path in staging.staged_paths(self._staged(), self.environment):
+            mine = mine or path == self.path or (not deepest and path.startswith(self.path + "/"))
+            level = level or (path.startswith(parent + "/") if parent else path != "")
+        return bool(level and not mine)
+
+    def _staged(self):
+        """The session's staged changes, read once per view."""
+        if self._staged_changes is None:
+            self._staged_changes = staging.session_changes(self.session)
+        return self._staged_changes
 
     def effective(self, version=None):
         """``(merged, lookup, layers)``: the merged values, their provenance and the documents merged
@@ -102,7 +124,7 @@ class DocumentView:
         paths = levels.prefixes(self.pairs)
         documents = document_obj.chain(self.environment.id, self.resource.id, paths)
         if version is None:
-            documents = staging.chain(self.session, self.environment, self.resource, paths, documents)
+            documents = staging.chain(self._staged(), self.environment, self.resource, paths, documents)
             placed = {(d.level_path, d.kind): d.data for d in documents}
         else:
             mine = next((d for d in documents if d.level_path == self.path and d.kind == self.kind), None)

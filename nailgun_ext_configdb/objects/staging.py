@@ -84,20 +84,32 @@ def as_sent(session, resource, level_path, kind, document):
     return document.data if document is not None else {}
 
 
-def chain(session, environment, resource, paths, documents):
-    """The ``documents`` of a merge (stored at ``paths``) as ``Layer`` s, the session's staged ones in
-    place of the stored ones or added where none is stored."""
+def session_changes(session):
+    """What an open ``session`` stages of ConfigDB's ([] without one: a session that ended shows the current
+    state): read once by a request's view, for its merge and for which levels hold documents."""
+    if session is None or session.state != "open":
+        return []
+    return config_session.changes(session, EXTENSION)
+
+
+def chain(staged, environment, resource, paths, documents):
+    """The ``documents`` of a merge (stored at ``paths``) as ``Layer`` s, the ``staged`` ones (a session's
+    ``session_changes``) in place of the stored ones or added where none is stored."""
     by_place = {(d.level_path, d.kind): Layer(d.id, d.level_path, d.kind, d.data) for d in documents}
-    if session is not None and session.state == "open":
-        wanted = {key(resource.id, path, kind): (path, kind) for path in paths for kind in (VALUES, "overrides")}
-        for change in config_session.changes(session, EXTENSION):
-            place = wanted.get(change.document_key)
-            if place is None or change.descriptor.get("environment") != environment.id:
-                continue
-            stored = by_place.get(place)
-            data = clear(resource, change.data, stored.data if stored is not None else {})
-            by_place[place] = Layer(stored.id if stored is not None else None, place[0], place[1], data)
+    wanted = {key(resource.id, path, kind): (path, kind) for path in paths for kind in (VALUES, "overrides")}
+    for change in staged:
+        place = wanted.get(change.document_key)
+        if place is None or change.descriptor.get("environment") != environment.id:
+            continue
+        stored = by_place.get(place)
+        data = clear(resource, change.data, stored.data if stored is not None else {})
+        by_place[place] = Layer(stored.id if stored is not None else None, place[0], place[1], data)
     return list(by_place.values())
+
+
+def staged_paths(staged, environment):
+    """The level paths at which the ``staged`` changes (``session_changes``) put documents of ``environment``."""
+    return {_address(change)[2] for change in staged if change.descriptor.get("environment") == environment.id}
 
 
 def _revision(document):

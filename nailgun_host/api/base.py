@@ -130,6 +130,11 @@ def id_param(name, required=False):
     return parsed
 
 
+def revision_param(name):
+    """A revision in the query string: an id, or 0 (the revision of an environment nothing was written to)."""
+    return 0 if query().get(name) == "0" else id_param(name)
+
+
 #: how a flag may be written: present bare (``?effective``) or with a value
 FLAG_VALUES = {"": True, "1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 

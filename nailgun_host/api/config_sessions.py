@@ -29,8 +29,8 @@ import re
 import web
 
 from nailgun_host import errors, extensions, policy
-from nailgun_host.api.base import (MASKED_HEADER, BaseHandler, id_param, identity, request_body, route,
-                                   sees_secrets, set_status)
+from nailgun_host.api.base import (MASKED_HEADER, BaseHandler, id_param, identity, request_body, revision_param,
+                                   route, sees_secrets, set_status)
 from nailgun_host.objects import config_session
 from nailgun_platform import session_history
 
@@ -197,7 +197,7 @@ class _Deployments(_SessionHandler):
         if limit > MAX_DEPLOYMENTS:
             raise errors.InvalidData("The query parameter limit must be at most {0}".format(MAX_DEPLOYMENTS))
         masked, hidden, answer = not sees_secrets(), False, []
-        for session in config_session.deployments(scope, limit, id_param("before")):
+        for session in config_session.deployments(scope, limit, revision_param("before")):
             entry, masked_here = deployment(session, masked)
             hidden = hidden or masked_here
             answer.append(entry)

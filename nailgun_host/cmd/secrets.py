@@ -31,14 +31,15 @@ def build_parser():
                     "Rotation: rotate, then reencrypt, then retire.")
     startup.common_arguments(parser)
     commands = parser.add_subparsers(title="commands", dest="command", required=True)
-    commands.add_parser("status", help="the repository, its keys, and how many stored values are not yet under "
-                                       "the primary key (or not yet sealed)")
-    commands.add_parser("rotate", help="make the staged key the primary and stage a new one (running servers "
-                                       "read what the new primary encrypts at once)")
-    commands.add_parser("reencrypt", help="encrypt every stored secret again under the primary key, and seal "
-                                          "what is secret today but stored in clear (an older version, a new "
-                                          "pattern, a schema's new marker)")
-    retiring = commands.add_parser("retire", help="remove the keys older than the primary, once nothing needs them")
+    add = startup.subcommand
+    add(commands, "status", help="the repository, its keys, and how many stored values are not yet under the "
+                                 "primary key (or not yet sealed)")
+    add(commands, "rotate", help="make the staged key the primary and stage a new one (running servers read what "
+                                 "the new primary encrypts at once)")
+    add(commands, "reencrypt", help="encrypt every stored secret again under the primary key, and seal what is "
+                                    "secret today but stored in clear (an older version, a new pattern, a schema's "
+                                    "new marker)")
+    retiring = add(commands, "retire", help="remove the keys older than the primary, once nothing needs them")
     retiring.add_argument("--force", action="store_true",
                           help="retire even if stored values still need an old key (they become unreadable)")
     return parser

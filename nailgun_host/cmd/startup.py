@@ -5,6 +5,7 @@ An operator's mistake (a settings file that cannot be read, a database URL witho
 driver or a database out of reach, an address already in use) ends the command with one
 line on stderr and exit status 1, not a traceback.
 """
+import argparse
 import os
 import socket
 
@@ -37,6 +38,20 @@ def common_arguments(parser):
                         help="print the version of fuel-nailgun-extensions and exit")
     parser.add_argument("--db-url", help=DB_URL_HELP)
     parser.add_argument("--config", help=CONFIG_HELP)
+
+
+def _database_options():
+    """--db-url and --config again, for after a subcommand's name; unset unless given (the main parser's stay)."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--db-url", default=argparse.SUPPRESS, help=DB_URL_HELP)
+    options.add_argument("--config", default=argparse.SUPPRESS, help=CONFIG_HELP)
+    return options
+
+
+def subcommand(commands, name, **kwargs):
+    """A subcommand that takes --db-url and --config after its name too: ``nailgun-secrets status --db-url URL``
+    as well as ``nailgun-secrets --db-url URL status``."""
+    return commands.add_parser(name, parents=[_database_options()], **kwargs)
 
 
 def load_settings(args):

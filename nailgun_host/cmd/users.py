@@ -33,17 +33,18 @@ def build_parser():
     startup.common_arguments(parser)
     parser.add_argument("--users-file", help="the users file (default: AUTH.users_file of the settings)")
     commands = parser.add_subparsers(title="commands", dest="command", required=True)
-    setting = commands.add_parser("set", help="add a user or change its password and roles; the password is read "
-                                              "from stdin when it is not a terminal, else prompted")
+    add = startup.subcommand
+    setting = add(commands, "set", help="add a user or change its password and roles; the password is read from "
+                                        "stdin when it is not a terminal, else prompted")
     setting.add_argument("name")
     setting.add_argument("--role", action="append", required=True,
                          help="a role ({0}); repeat for several".format(", ".join(sorted(known_roles))))
     setting.add_argument("--keep-password", action="store_true", help="change only the roles of an existing user")
-    deleting = commands.add_parser("delete", help="remove a user and revoke their tokens on every host")
+    deleting = add(commands, "delete", help="remove a user and revoke their tokens on every host")
     deleting.add_argument("name")
-    commands.add_parser("list", help="the users and their roles")
-    rotating = commands.add_parser(
-        "rotate-token-key", help="sign new tokens with a new key; tokens signed before stay valid until they expire")
+    add(commands, "list", help="the users and their roles")
+    rotating = add(commands, "rotate-token-key", help="sign new tokens with a new key; tokens signed before stay "
+                                                      "valid until they expire")
     rotating.add_argument("--revoke", action="store_true", help="refuse every token issued so far, at once")
     return parser
 

@@ -363,14 +363,23 @@ def sessions(scope, owner=None):
 
 
 def deployments(scope, limit=50, before=None):
-    """Deployed sessions of ``scope``, newest first (``before``: revisions below it)."""
+    """Deployed sessions of ``scope``, newest first (``before``: revisions below it), about ``limit`` of them.
+
+    A page never ends inside a revision: it runs on to the end of its last one. A deploy that writes nothing to an
+    unlinked environment leaves its revision where it was, so deployments can share one, and the next page
+    (``before`` the last row's revision) would skip the rest of it."""
     query = sa.select(ConfigSession).where(
         ConfigSession.scope == scope.kind, ConfigSession.environment_id == scope.environment_id,
-        ConfigSession.state == "deployed")
+        ConfigSession.state == "deployed").order_by(
+        ConfigSession.revision.desc(), ConfigSession.deployed_at.desc(), ConfigSession.id.desc())
     if before is not None:
         query = query.where(ConfigSession.revision < before)
-    query = query.order_by(ConfigSession.revision.desc(), ConfigSession.deployed_at.desc()).limit(limit)
-    return list(db.execute(query).scalars())
+    page = list(db.execute(query.limit(limit)).scalars())
+    if len(page) < limit:
+        return page
+    last = page[-1].revision
+    return [s for s in page if s.revision != last] + list(
+        db.execute(query.where(ConfigSession.revision == last)).scalars())
 
 
 def collect_garbage(scope=None):

@@ -78,14 +78,40 @@ def _certificate(error, host, where, verify, settings):
         where, _trusted(verify, settings), why))
 
 
+#: a request that went through a proxy: the proxy's ``host`` and its ``label`` (``host:port``, without its
+#: credentials), and whether the failure is the proxy's (``its_fault``)
+Proxy = namedtuple("Proxy", "host label its_fault")
+
+
+def _proxy(chain):
+    """The Proxy a request went through (``HTTP_PROXY``, or requests' environment), or None. urllib3 raises its
+    ProxyError for a failure on the way to the proxy, before the server was reached."""
+    its_fault = any(isinstance(error, urllib3_errors.ProxyError) for error in chain)
+    url = next((error.pool.proxy for error in chain  # MaxRetryError, ReadTimeoutError: the pool it was sent from
+                if isinstance(error, urllib3_errors.PoolError) and getattr(error.pool, "proxy", None) is not None),
+               None)
+    if url is None:
+        return Proxy("", "the proxy (HTTP_PROXY)", True) if its_fault else None
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return Proxy(url.host, "the proxy at {0}:{1} (HTTP_PROXY)".format(url.host, port), its_fault)
+
+
 def classify(exc, url, verify=True, timeout=None, settings=SERVER, service="the Nailgun API"):
     """The Failure of a request to ``url`` that raised ``exc`` (requests', urllib3's or keystoneauth1's
     error for a connection, TLS or timeout failure); ``verify`` is what the request was given, ``timeout``
-    its seconds, ``settings`` the names the user changes, ``service`` what the headline calls the server."""
+    its seconds, ``settings`` the names the user changes, ``service`` what the headline calls the server.
+    Through a proxy, the headline names it: as the one that failed, or as the way the request went."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     where = "{0} at {1}".format(service, parts.netloc.rpartition("@")[2])
-    for error in causes(exc):
+    chain = list(causes(exc))
+    proxy = _proxy(chain)
+    if proxy is not None and proxy.its_fault:  # the one to reach, and HTTP_PROXY the setting to change
+        host, where = proxy.host, "{0} on the way to {1}".format(proxy.label, where)
+        settings = settings._replace(host="HTTP_PROXY", address="HTTP_PROXY")
+    elif proxy is not None:
+        where = "{0} through {1}".format(where, proxy.label)
+    for error in chain:
         if isinstance(error, ssl.SSLCertVerificationError):
             return _certificate(error, host, where, verify, settings)
         if isinstance(error, ssl.SSLError) and error.reason == "WRONG_VERSION_NUMBER":
@@ -101,7 +127,6 @@ def classify(exc, url, verify=True, timeout=None, settings=SERVER, service="the 
             return Failure("unknown host", "Cannot resolve the name {0} ({1}): {2}; check {3}".format(
                 host, where, error.strerror, settings.host))
     seconds = " {0:g} s".format(timeout) if timeout else ""
-    chain = list(causes(exc))
     if any(isinstance(error, urllib3_errors.ConnectTimeoutError) for error in chain):
         return Failure("timeout", "No connection to {0} within{1}: check {2} and the firewall (or raise {3})".format(
             where, seconds, settings.address, settings.timeout))

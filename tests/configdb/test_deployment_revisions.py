@@ -146,3 +146,46 @@ def _rename(app, cluster_id, headers=None):
     app.patch("/api/v1/clusters/{0}/model".format(cluster_id),
               json.dumps([{"op": "replace", "path": "/name", "value": "renamed-{0}".format(next(_values))}]),
               headers=headers or {"Content-Type": PATCH_TYPE})
+
+
+def _paged(app, listing, limit):
+    """Every deployment of ``listing``, paging as docs/api/deployments.md says: the ``revision`` of a page's last
+    row is the next ``before``."""
+    seen, before = [], ""
+    while True:
+        page = app.get("{0}?limit={1}{2}".format(listing, limit, before)).json["deployments"]
+        if not page:
+            return seen
+        seen.extend(d["id"] for d in page)
+        before = "&before={0}".format(page[-1]["revision"])
+
+
+@hypothesis_settings(max_examples=15, deadline=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(actions=st.lists(st.sampled_from(["write", "new", "same", "none"]), min_size=1, max_size=8))
+def test_paging_by_before_visits_every_deployment_once(app, cdb, env, actions):
+    """Deploys that write nothing leave an unlinked environment's revision where it was, so several deployments
+    share a revision: whatever the limit, paging by ``before`` sees each deployment once, in the listing's order."""
+    name = "lcm{0}".format(next(_values))
+    resource = cdb.component(name, ["nova"])["resource_definitions"][0]["id"]
+    cluster_id = env.create_cluster()["id"]
+    cdb.environment([name], id=cluster_id)
+    unlinked = cdb.environment([name], id=100000 + cluster_id)["id"]
+    environments = {"{0}/environments/{1}".format(API, unlinked): unlinked,
+                    "/api/v1/clusters/{0}".format(cluster_id): cluster_id}
+    for prefix, environment_id in environments.items():
+        for action in actions:
+            if action == "write":
+                cdb.put(environment_id, resource, {"workers": next(_values)})
+                continue
+            sid = app.post_json(prefix + "/configure", {}).json["id"]
+            if action != "none":
+                current = cdb.get(environment_id, resource).json
+                cdb.put(environment_id, resource, current if action == "same" else {"workers": next(_values)},
+                        headers=hdr(sid))
+            _deploy(app, prefix, sid)
+        listing = prefix + "/deployments"
+        everything = [d["id"] for d in app.get(listing + "?limit=500").json["deployments"]]
+        assert len(everything) == sum(action != "write" for action in actions)
+        for limit in range(1, len(everything) + 1):
+            assert _paged(app, listing, limit) == everything, limit

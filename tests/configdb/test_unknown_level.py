@@ -48,3 +48,26 @@ def test_the_etag_of_an_effective_get_changes_when_its_level_becomes_unknown(cdb
     cdb.put(env_id, resource, {"mine": 2}, levels="nodes/n2/")
     after = cdb.get(env_id, "r", "nodes/n1/", query="effective", headers={"If-None-Match": before.headers["ETag"]})
     assert after.status_int == 200 and after.headers["X-Level-Unknown"] == "true"
+
+
+@hypothesis_settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stored=st.lists(PATHS, max_size=3), staged=st.lists(PATHS, min_size=1, max_size=3),
+       asked=st.lists(PATHS, min_size=1, max_size=4))
+def test_a_session_counts_the_documents_it_stages_as_stored(cdb, stored, staged, asked):
+    """A session's reads show its staged documents: the header says the same of them as of stored ones, in the
+    session, and nothing of them outside it."""
+    components = cdb.app.get("/api/v1/config/components").json or [cdb.component("c", ["r", "other"])]
+    ids = [d["id"] for d in components[0]["resource_definitions"]]
+    env_id = cdb.environment(["c"], levels=("rack", "nodes"))["id"]
+    cdb.put(env_id, ids[0], {"top": 1})
+    for number, path in enumerate(stored):
+        cdb.put(env_id, ids[number % 2], {"at": list(path)}, levels=_levels(path))
+    session = cdb.app.post_json("/api/v1/config/environments/{0}/configure".format(env_id), {}).json["id"]
+    in_session = {"X-Configuration-Session": session}
+    for number, path in enumerate(staged):
+        cdb.put(env_id, ids[number % 2], {"staged": list(path)}, levels=_levels(path), headers=in_session)
+    for path in asked:
+        seen = cdb.get(env_id, "r", _levels(path), query="effective", headers=in_session).headers
+        assert seen.get("X-Level-Unknown") == ("true" if _unknown(stored + staged, path) else None), (path, "in")
+        outside = cdb.get(env_id, "r", _levels(path), query="effective").headers
+        assert outside.get("X-Level-Unknown") == ("true" if _unknown(stored, path) else None), (path, "out")

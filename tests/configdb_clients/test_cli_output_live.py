@@ -165,7 +165,8 @@ def test_http_proxy_of_the_settings_file_carries_every_request(fuel, proxy, link
     assert fuel("config", "get", *ASTUTE, "--key", "uid", "-f", "value").stdout == "1\n"
     port = yaml.safe_load(_settings_file(fuel).read_text())["SERVER_PORT"]
     api = "http://127.0.0.1:{0}/api/v1/".format(port)
-    assert ("GET", api + "config/environments/1/nodes/1/resources/astute/values?effective=1&key=uid") in proxy.seen
+    assert ("GET", api + "config/environments/1/nodes/node-1.domain.tld/resources/astute/values?effective=1&key=uid") \
+        in proxy.seen
     assert any(method == "PUT" and url.startswith(api + "config/") for method, url in proxy.seen)
     gone = RecordingProxy()
     gone.stop()  # a proxy that is not there: the command fails, so it did not go around it

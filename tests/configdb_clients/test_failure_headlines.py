@@ -141,6 +141,32 @@ def test_fuel_ext(servers, cause, tmp_path):
     assert line == PYTHON[cause].format(port=port, ca=ca_file)
 
 
+#: proxy => fuel-ext's headline for a request to the trusted server through HTTP_PROXY (``{port}``, ``{proxy}``)
+THROUGH_PROXY = {
+    "refused": "Connection to the proxy at 127.0.0.1:{proxy} (HTTP_PROXY) on the way to the Nailgun API at "
+               "127.0.0.1:{port} refused: nothing listens there; check HTTP_PROXY",
+    "timeout": "The Nailgun API at 127.0.0.1:{port} through the proxy at 127.0.0.1:{proxy} (HTTP_PROXY) did not answer "
+               "within 1 s: it is hung or overloaded (or raise HTTP_TIMEOUT)",
+}
+
+
+@pytest.mark.parametrize("proxy", sorted(THROUGH_PROXY))
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_fuel_ext_through_a_proxy_names_it_and_not_its_password(servers, proxy, scheme, tmp_path):
+    """A refusal by the proxy is not the server's, and the proxy's credentials stay out of the line."""
+    _scheme, port, ca_file = servers["trusted" if scheme == "https" else "not TLS"]
+    proxy_port = servers[proxy][1]
+    (tmp_path / "fuel").mkdir()
+    (tmp_path / "fuel" / "fuel_client.yaml").write_text(yaml.safe_dump({
+        "SERVER_ADDRESS": "127.0.0.1", "SERVER_PORT": str(port), "SERVER_PROTOCOL": scheme, "HTTP_TIMEOUT": 1,
+        "OS_CACERT": ca_file, "HTTP_PROXY": "http://squid:pr0xy-pw@127.0.0.1:{0}".format(proxy_port)}))
+    environ = {k: v for k, v in os.environ.items()
+               if not k.lower().startswith(("os_", "server_", "http", "requests_", "no_proxy"))}
+    environ.update(XDG_CONFIG_HOME=str(tmp_path), HOME=str(tmp_path))
+    line = the_line(run_command(FUEL_EXT, ["config", "get", "--env", "1", "--resource", "astute"], environ))
+    assert line == THROUGH_PROXY[proxy].format(port=port, proxy=proxy_port)
+
+
 #: cause => fuel-ext's headline when Keystone (OS_AUTH_URL) is the server that gave no answer
 KEYSTONE = {
     "hostname mismatch": "TLS: the certificate of Keystone at 127.0.0.1:{port} is not valid for the name 127.0.0.1 "

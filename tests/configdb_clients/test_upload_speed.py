@@ -230,11 +230,12 @@ def test_an_environment_uploaded_several_puts_at_a_time_keeps_each_nodes_documen
             assert json.loads(got.stdout) == expected, (node, source)
 
 
-def test_a_refused_put_ends_the_upload_as_one_put_at_a_time_did(fuel, linked_env, tmp_path):
+def test_a_refused_put_ends_the_upload_as_one_put_at_a_time_did(env, fuel, linked_env, tmp_path):
     """Node 2's globals hold a NUL, which the server refuses: the same message, progress and exit code whatever
-    ``--jobs`` is, and one PUT at a time writes nothing after the refusal (the third directory names node 1
-    again, with other data)."""
-    for node, uid in (("1", "1"), ("2", "2"), ("node-1.domain.tld", "3")):  # in this order: names sort as text
+    ``--jobs`` is, and one PUT at a time writes nothing after the refusal (the third directory, node 3 by its
+    FQDN, stays unwritten; naming node 1 again is refused before any PUT)."""
+    env.create_node(cluster_id=linked_env["id"], roles=["compute"])
+    for node, uid in (("1", "1"), ("2", "2"), ("node-3.domain.tld", "3")):  # in this order: names sort as text
         _write_node(tmp_path, node, uid)
     (tmp_path / "2" / "globals.yaml").write_text('deployment_mode: "ha\\0compact"\n')
     one_at_a_time = fuel("config", "upload", "env", "--env", "1", "--dir", tmp_path, "--jobs", "1", ok=False)
@@ -243,6 +244,8 @@ def test_a_refused_put_ends_the_upload_as_one_put_at_a_time_did(fuel, linked_env
     assert "NUL" in one_at_a_time.stderr
     history = fuel("config", "history", "--env", "1", "--level", "nodes=1", "--resource", "astute", "-f", "json")
     assert len(json.loads(history.stdout)) == 1
+    history = fuel("config", "history", "--env", "1", "--level", "nodes=3", "--resource", "astute", "-f", "json")
+    assert json.loads(history.stdout) == []
     several = fuel("config", "upload", "env", "--env", "1", "--dir", tmp_path, "--jobs", "4", ok=False)
     assert (several.returncode, several.stdout, several.stderr) == (
         one_at_a_time.returncode, one_at_a_time.stdout, one_at_a_time.stderr)

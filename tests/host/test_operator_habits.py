@@ -4,6 +4,8 @@ pages ``python -m nailgun_host.cmd.man_pages`` makes, rendered by ``man`` withou
 
 The commands run as installed (the virtualenv's console scripts), on a database of the suite's kind.
 """
+import argparse
+import importlib
 import os
 import re
 import shutil
@@ -210,3 +212,23 @@ def test_man_renders_each_page_without_a_warning(pages, name):
     text = re.sub(".\b", "", result.stdout)  # the overstrikes of bold, as col -b drops them
     assert re.match(r"{0}\(1\)\s+fuel-nailgun-extensions\s+{0}\(1\)".format(re.escape(name.upper())), text)
     assert re.search(r"^NAME\n\s+{0}\s+-\s+\w".format(re.escape(name)), text, re.M)
+
+
+#: what a subcommand needs besides the database options
+SUBCOMMAND_ARGUMENTS = {"set": ["someone", "--role", "admin"], "delete": ["someone"]}
+
+
+@pytest.mark.parametrize("module", ["secrets", "users"])
+def test_database_options_are_taken_before_or_after_the_subcommand(module):
+    """``nailgun-secrets status --db-url URL`` as well as ``nailgun-secrets --db-url URL status``; given in
+    neither place, they stay unset (the settings file's then)."""
+    command = importlib.import_module("nailgun_host.cmd." + module)
+    (subcommands,) = [a for a in command.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    for name in subcommands.choices:
+        rest = SUBCOMMAND_ARGUMENTS.get(name, [])
+        for args in (["--db-url", "sqlite:///a.db", "--config", "s.yaml", name] + rest,
+                     [name] + rest + ["--db-url", "sqlite:///a.db", "--config", "s.yaml"]):
+            parsed = command.build_parser().parse_args(args)
+            assert (parsed.command, parsed.db_url, parsed.config) == (name, "sqlite:///a.db", "s.yaml"), args
+        parsed = command.build_parser().parse_args([name] + rest)
+        assert (parsed.db_url, parsed.config) == (None, None)

@@ -143,6 +143,35 @@ class ConfigDBClientTest < Minitest::Test
     server&.stop
   end
 
+  # The store is the process's: a Puppet server compiles environments whose hiera.yaml differ. A copy kept by a
+  # warn client, revalidated (304, which does not repeat the header) or taken within max_age by a fail client,
+  # must still fail: the stored copy remembers that it holds no node's values.
+  def test_a_kept_copy_of_an_unknown_node_fails_a_fail_client
+    server = RecordingServer.new({ ASTUTE => [200, { 'environment_level' => 1 }, { 'X-Level-Unknown' => 'true' }] })
+    warning = ConfigDB::Client.new('url' => server.url, 'unknown_node' => 'warn')
+    failing = ConfigDB::Client.new('url' => server.url)
+    capture_io { warning.effective(1, 'node-1.domain.tld', 'astute') }
+    [0, 60].each do |max_age|
+      error = assert_raises(ConfigDB::Error) { failing.effective(1, 'node-1.domain.tld', 'astute', max_age: max_age) }
+      assert_match(/\AConfigDB stores nothing for the node of /, error.message)
+    end
+    assert_equal 2, server.requests.size
+    refute_nil server.requests[1].headers['if-none-match'] # the first answer of the fail client was a 304
+    _out, err = capture_io { @kept = warning.effective(1, 'node-1.domain.tld', 'astute', max_age: 60) }
+    assert_equal [{ 'environment_level' => 1 }, ''], [@kept, err] # warned once already
+  ensure
+    server&.stop
+  end
+
+  def test_credentials_in_a_url_option_are_refused_without_showing_them
+    %w[url keystone_url].each do |option|
+      options = { 'url' => @server.url, option => 'http://hiera:hiera-pw@127.0.0.1:5000/v3' }
+      error = assert_raises(ConfigDB::Error) { ConfigDB::Client.new(options) }
+      assert_equal "ConfigDB: the #{option} option holds credentials: give them as auth_user and auth_pass",
+                   error.message
+    end
+  end
+
   def test_unknown_node_takes_fail_or_warn_only
     assert_equal 'fail', ConfigDB::Options.unknown_node({})
     error = assert_raises(ConfigDB::Error) { ConfigDB::Client.new('url' => @server.url, 'unknown_node' => 'graceful') }

@@ -124,6 +124,27 @@ class ConfigDBFailuresTest < Minitest::Test
     assert_kind_of ConfigDB::Unavailable, ConfigDB::Failures.error(Errno::ECONNRESET.new, uri, {}, 'ConfigDB', 'url')
   end
 
+  # Net::HTTP goes through the environment's http_proxy (unless no_proxy names the host; never for the loopback):
+  # a refusal is then the proxy's, and the line must say so, without the proxy's credentials. Classified without
+  # a request: the server is not on the loopback.
+  def test_a_proxy_that_refuses_is_named_and_not_its_password
+    saved = %w[http_proxy HTTP_PROXY no_proxy NO_PROXY].to_h { |name| [name, ENV.delete(name)] }
+    ENV['http_proxy'] = 'http://squid:pr0xy-pw@127.0.0.1:3128'
+    uri = URI('https://10.20.0.2:8443/api/v1/config')
+    classify = ->(error) { ConfigDB::Failures.classify(error, uri, {}, 'ConfigDB', 'the url option') }
+    assert_equal ['refused', 'Connection to the proxy at 127.0.0.1:3128 (http_proxy) on the way to ConfigDB at ' \
+                             '10.20.0.2:8443 refused: nothing listens there; check http_proxy (or no_proxy)'],
+                 classify.call(Errno::ECONNREFUSED.new)
+    assert_equal ['timeout', 'ConfigDB at 10.20.0.2:8443 through the proxy at 127.0.0.1:3128 (http_proxy) did not ' \
+                             'answer within 10 s: it is hung or overloaded (or raise http_read_timeout)'],
+                 classify.call(Net::ReadTimeout.new)
+    ENV['no_proxy'] = '10.20.0.2'
+    assert_equal 'Connection to ConfigDB at 10.20.0.2:8443 refused: nothing listens there; check the url option',
+                 classify.call(Errno::ECONNREFUSED.new).last
+  ensure
+    saved&.each { |name, value| value.nil? ? ENV.delete(name) : ENV[name] = value }
+  end
+
   def test_the_right_ca_file_is_trusted_so_each_cause_above_is_the_only_fault
     server = RecordingServer.new(DOCUMENT, ssl_context: CA.server_context)
     client = ConfigDB::Client.new('url' => server.url('https'), 'ssl_ca_cert' => FILES['ca.pem'])

@@ -60,7 +60,9 @@ module ConfigDB
     # set on an answer for a node the environment stores nothing for while it stores data for other nodes
     UNKNOWN_LEVEL_HEADER = 'X-Level-Unknown'
 
-    Entry = Struct.new(:etag, :data, :checked_at)
+    # unknown: the answer had X-Level-Unknown (a 304 does not repeat it), kept by an unknown_node: warn client;
+    # the store is the process's, so every client that uses the copy applies its own unknown_node to it
+    Entry = Struct.new(:etag, :data, :checked_at, :unknown)
 
     @store = {}
     @down = {}
@@ -94,6 +96,7 @@ module ConfigDB
       # source per key, and this spares it building and escaping their URLs each time
       @store_keys = Hash.new { |by_env, env| by_env[env] = Hash.new { |by_node, node| by_node[node] = {} } }
       @unknown_node = Options.unknown_node(@options)
+      refuse_credentials_in_urls
       warn_cleartext
     end
 
@@ -122,6 +125,7 @@ module ConfigDB
       if entry && now - entry.checked_at < max_age
         explain&.call("ConfigDB #{key[1]}: cache used (fetched #{(now - entry.checked_at).round(1)} s ago, " \
                       "cache_ttl #{max_age} s)")
+        unknown_node(key[1]) if entry.unknown
         return entry.data
       end
       if down && now - down[1] < @options['failure_ttl'].to_f
@@ -172,11 +176,14 @@ module ConfigDB
         response, = get(url, entry)
       end
       case response
-      when Net::HTTPNotModified then [Entry.new(entry.etag, entry.data, now), 'cache used (304: stored copy revalidated)']
+      when Net::HTTPNotModified
+        unknown_node(url) if entry.unknown
+        [Entry.new(entry.etag, entry.data, now, entry.unknown), 'cache used (304: stored copy revalidated)']
       when Net::HTTPSuccess
         raise Error, masked(url) if response[MASKED_HEADER].to_s.strip.casecmp?('true')
-        unknown_node(url) if response[UNKNOWN_LEVEL_HEADER].to_s.strip.casecmp?('true')
-        [Entry.new(response['ETag'], parse(url, response.body), now), "fetched (#{response.code})"]
+        unknown = response[UNKNOWN_LEVEL_HEADER].to_s.strip.casecmp?('true')
+        unknown_node(url) if unknown
+        [Entry.new(response['ETag'], parse(url, response.body), now, unknown), "fetched (#{response.code})"]
       when Net::HTTPNotFound
         raise Error, "ConfigDB answered 404 for #{url}: #{server_message(response)}" unless missing_source?(response)
         [Entry.new(nil, {}, now), 'fetched (404: the environment does not define this data source)']
@@ -232,6 +239,18 @@ module ConfigDB
                 'node (the node option or the fqdn fact) the name its data was uploaded under?'
       raise Error, message if @unknown_node == 'fail'
       Options.warn_once(url) { Kernel.warn("#{message} (unknown_node: warn, the lookup goes on)") }
+    end
+
+    # Net::HTTP never sends a URL's user:password, while every message, --explain line and Puppet report that
+    # names a URL would show it: the options that hold URLs must not carry credentials (the message names the
+    # option, never its value).
+    def refuse_credentials_in_urls
+      %w[url keystone_url].each do |option|
+        next unless @options[option] && URI(@options[option].to_s).userinfo
+        raise Error, "ConfigDB: the #{option} option holds credentials: give them as auth_user and auth_pass"
+      rescue URI::InvalidURIError
+        next
+      end
     end
 
     # Credentials in clear text to another machine deserve a warning (once per process and server).

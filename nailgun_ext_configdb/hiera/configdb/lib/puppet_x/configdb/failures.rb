@@ -50,6 +50,15 @@ module ConfigDB
     # certificate, not TLS, client certificate, handshake, refused, timeout, unknown host, connection.
     def classify(error, uri, options, service, url_option)
       where = "#{service} at #{uri.host}:#{uri.port}"
+      host = uri.host
+      proxy = proxy_of(uri)
+      if proxy && PROXYS_FAULT.any? { |kind| error.is_a?(kind) }
+        where = "the proxy at #{proxy.host}:#{proxy.port} (http_proxy) on the way to #{where}"
+        host = proxy.host
+        url_option = 'http_proxy (or no_proxy)'
+      elsif proxy
+        where = "#{where} through the proxy at #{proxy.host}:#{proxy.port} (http_proxy)"
+      end
       case error
       when CertificateError then certificate(error, uri, where, options, url_option)
       when OpenSSL::SSL::SSLError
@@ -69,10 +78,22 @@ module ConfigDB
       when Net::ReadTimeout
         ['timeout', "#{where} did not answer within #{options['http_read_timeout'] || 10} s: it is hung or overloaded " \
                     '(or raise http_read_timeout)']
-      when SocketError then ['unknown host', "Cannot resolve the name #{uri.host} (#{where}): #{error.message}; " \
+      when SocketError then ['unknown host', "Cannot resolve the name #{host} (#{where}): #{error.message}; " \
                                              "check #{url_option}"]
       else ['connection', "Cannot connect to #{where}: #{error.class}: #{error.message}"]
       end
+    end
+
+    # Errors of connecting, which through a proxy are the proxy's: Net::HTTP connects to it first
+    PROXYS_FAULT = [Errno::ECONNREFUSED, SocketError].freeze
+
+    # The proxy (a URI, its credentials never shown) Net::HTTP goes through to uri: the environment's
+    # http_proxy, unless no_proxy names the host; nil without one.
+    def proxy_of(uri)
+      http = Net::HTTP.new(uri.host, uri.port)
+      http.proxy? ? URI::HTTP.build(host: http.proxy_address, port: http.proxy_port) : nil
+    rescue URI::Error, ArgumentError
+      nil
     end
 
     def certificate(error, uri, where, options, url_option)
