@@ -46,6 +46,8 @@ COMPLETION = "/usr/share/bash-completion/completions/fuel-ext"
 COMMANDS = ("nailgun-api", "nailgun-feed", "nailgun-syncdb", "nailgun-users", "nailgun-secrets", "fuel-ext")
 #: the package's log and state directories (not fuel-nailgun's /var/log/nailgun and /var/lib/nailgun)
 LOG_DIR = "/var/log/fuel-nailgun-extensions"
+#: the service's own user and group: not Fuel's nailgun, which must not read this service's settings and keys
+SERVICE_USER = "nailgun-extensions"
 STATE_DIR = "/var/lib/fuel-nailgun-extensions"
 #: what fuel-nailgun, Nailgun's own package, owns on a Fuel master: an RPM file conflict if packaged here too
 NAILGUNS_OWN = ("/etc/nailgun/settings.yaml", "/var/log/nailgun", "/var/lib/nailgun")
@@ -192,10 +194,10 @@ def test_the_service_files_are_packaged(rpm):
         SETTINGS, "/etc/logrotate.d/fuel-nailgun-extensions", NGINX_SNIPPET}
     scripts = run(["rpm", "-qp", "--scripts", rpm["rpm"]])
     modes = _file_modes(rpm["rpm"])
-    assert modes[SETTINGS] == ("-rw-r-----", "root", "nailgun")  # it holds the database password
-    assert modes[LOG_DIR] == ("drwxr-x---", "nailgun", "nailgun")
-    assert modes[STATE_DIR] == ("drwxr-x---", "nailgun", "nailgun")
-    assert re.search(r"useradd -r -g nailgun .*nailgun$", scripts, re.M), scripts
+    assert modes[SETTINGS] == ("-rw-r-----", "root", SERVICE_USER)  # it holds the database password
+    assert modes[LOG_DIR] == ("drwxr-x---", SERVICE_USER, SERVICE_USER)
+    assert modes[STATE_DIR] == ("drwxr-x---", SERVICE_USER, SERVICE_USER)
+    assert re.search(r"useradd -r -g {0} .*\s{0}$".format(SERVICE_USER), scripts, re.M), scripts
 
 
 def test_the_settings_files_pointers_name_packaged_files(rpm):
@@ -491,7 +493,7 @@ def test_the_units_command_serves_the_api_there_with_the_packaged_settings(el9_r
     unit = configparser.ConfigParser(strict=False, interpolation=None)
     unit.read(el9_root / UNIT.lstrip("/"))
     service = unit["Service"]
-    assert (service["User"], service["Group"]) == ("nailgun", "nailgun")
+    assert (service["User"], service["Group"]) == (SERVICE_USER, SERVICE_USER)
     settings = el9_root / SETTINGS.lstrip("/")
     packaged = settings.read_text()
     placeholder = yaml.safe_load(packaged)["DATABASE_URL"]

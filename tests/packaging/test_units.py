@@ -1,8 +1,8 @@
 """The packaged units (packaging/*.service) are as confined as an unprivileged web service can be.
 
 ``systemd-analyze security --offline`` rates a unit's exposure from 0 (confined) to 10 (unconfined); the units
-run a Python web service as the user ``nailgun``, which needs no capability, device or kernel setting, so they
-must rate "OK" (below 4). Without the hardening lines they rated 8.5, "EXPOSED".
+run a Python web service as the user ``nailgun-extensions``, which needs no capability, device or kernel setting,
+so they must rate "OK" (below 4). Without the hardening lines they rated 8.5, "EXPOSED".
 """
 import os
 import re
@@ -48,3 +48,13 @@ def test_both_units_are_confined_alike():
                 if re.match(r"(No|Private|Protect|Restrict|Capability|Lock|SystemCall|UMask)", line)]
 
     assert hardening(UNITS[0]) == hardening(UNITS[1])
+
+
+def test_the_units_and_the_log_rotation_are_the_service_users():
+    """Both units run as the package's own user (not Fuel's ``nailgun``), and logrotate works in its log
+    directory as that user (``su``): logrotate refuses a directory another user may write to otherwise."""
+    users = {re.search(r"^User=(\S+)$", unit.read_text(), re.M).group(1) for unit in UNITS}
+    groups = {re.search(r"^Group=(\S+)$", unit.read_text(), re.M).group(1) for unit in UNITS}
+    assert users == groups == {"nailgun-extensions"}
+    rotation = (UNITS[0].parent / "nailgun-api.logrotate").read_text()
+    assert re.search(r"^\s+su nailgun-extensions nailgun-extensions$", rotation, re.M), rotation
