@@ -61,6 +61,16 @@ def db_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def packaged_rpm(tmp_path_factory):
+    """The RPM, built once per run by the spec header's steps (tests/packaging/rpmbuild.py) with the spec's
+    defaults: the RPM's tests and the packaged Hiera's share it (a build takes minutes)."""
+    from pathlib import Path
+
+    from tests.packaging.rpmbuild import build_by_the_header
+    return build_by_the_header(tmp_path_factory.mktemp("rpm"), Path(sys.executable).parent)
+
+
+@pytest.fixture(scope="session")
 def migrated_db(db_url):
     """Every table, created by running the real migrations from empty."""
     set_extensions(None)

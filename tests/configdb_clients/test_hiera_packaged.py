@@ -1,13 +1,11 @@
 """The configdb Puppet module and the Hiera 3 backend installed the packaged way (the real spec through rpmbuild,
-``rpm --root`` into a scratch root), then the commands of docs/clients/hiera-and-puppet.md with the real ``puppet`` and ``hiera`` and no
-RUBYLIB; and hiera-http's habits: timeouts, ``failure: graceful``, ``confine_to_keys``, ``--explain``."""
+``rpm --root`` into a scratch root), then the commands of docs/clients/hiera-and-puppet.md with the real ``puppet``
+and ``hiera``, given the scratch root's module path and Ruby dir; and hiera-http's habits: timeouts, ``failure: graceful``, ``confine_to_keys``, ``--explain``."""
 import json
 import os
 import shutil
 import subprocess
-import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -15,7 +13,6 @@ import yaml
 
 from tests.configdb_clients import puppet_env
 from tests.configdb_clients.conftest import HIERA_TREE
-from tests.packaging.rpmbuild import build_by_the_header
 
 pytestmark = [
     pytest.mark.skipif(not all(map(shutil.which, ("hiera", "puppet", "rpmbuild"))),
@@ -35,22 +32,21 @@ def _run(command, **kwargs):
     return result.stdout
 
 
+#: where the spec puts the module and the Hiera 3 backend by default: puppet-agent's module path and Ruby dir
+PUPPET_MODULEDIR = "opt/puppetlabs/puppet/modules"
+PUPPET_RUBYLIBDIR = "opt/puppetlabs/puppet/lib/ruby/vendor_ruby"
+
+
 @pytest.fixture(scope="module")
-def packaged(tmp_path_factory):
-    """A scratch root holding the RPM built for this machine's Puppet: the module in the packages' entry of
-    its basemodulepath, the Hiera 3 backend in its Ruby's vendor dir (the spec's defaults are the EL
-    puppet-agent's equivalents). Returns the root-prefixed module dir and Ruby dir."""
-    moduledir = _run(["puppet", "config", "print", "basemodulepath"]).strip().split(":")[-1]
-    rubydir = _run(["ruby", "-rrbconfig", "-e", "print RbConfig::CONFIG['vendordir']"])
-    assert rubydir in _run(["ruby", "-e", "puts $LOAD_PATH"]).split(), "Ruby does not search its vendor dir"
+def packaged(packaged_rpm, tmp_path_factory):
+    """A scratch root holding the RPM as built for EL's puppet-agent (the run's one build): the module in
+    puppet-agent's module path, the Hiera 3 backend in its Ruby's vendor dir. Returns the root-prefixed module dir
+    and Ruby dir, which the commands below are given as this machine's Puppet's."""
     work = tmp_path_factory.mktemp("packaged")
-    built = build_by_the_header(work, Path(sys.executable).parent, rpmbuild_args=(
-        "--define", "puppet_moduledir " + moduledir, "--define", "puppet_rubylibdir " + rubydir))
-    package = built["rpm"]
     root = work / "root"
     _run(["rpm", "--root", root, "--initdb"])
-    _run(["rpm", "--root", root, "-i", "--nodeps", "--noscripts", package])
-    return SimpleNamespace(modules=root / moduledir.lstrip("/"), ruby=root / rubydir.lstrip("/"))
+    _run(["rpm", "--root", root, "-i", "--nodeps", "--noscripts", packaged_rpm["rpm"]])
+    return SimpleNamespace(modules=root / PUPPET_MODULEDIR, ruby=root / PUPPET_RUBYLIBDIR)
 
 
 def lookup(codedir, directory, key, packaged, *options):
@@ -59,8 +55,8 @@ def lookup(codedir, directory, key, packaged, *options):
 
 
 def packaged_hiera(config, scope, key, packaged):
-    """The ``hiera`` command with the scratch root's Ruby dir standing for the system's (the only RUBYLIB here:
-    on the real machine the backend is in a directory Ruby searches, as the fixture checks)."""
+    """The ``hiera`` command with the scratch root's Ruby dir standing for puppet-agent's vendor dir (the only
+    RUBYLIB here: on the real machine puppet-agent's Ruby searches that directory)."""
     return subprocess.run(["hiera", "-c", str(config), "--yaml", str(scope), key], capture_output=True, text=True,
                           env=dict(puppet_env.puppet_environ(), RUBYLIB=str(packaged.ruby)), timeout=120)
 
@@ -71,7 +67,7 @@ def uploaded(fuel_ext, linked_env, live_server):
     return live_server.url + "/api/v1/config"
 
 
-def test_the_packaged_module_and_backend_serve_puppet_7_and_hiera_without_rubylib(uploaded, packaged, tmp_path):
+def test_the_packaged_module_and_backend_serve_puppet_7_and_hiera(uploaded, packaged, tmp_path):
     assert (packaged.modules / "configdb" / "metadata.json").is_file()
     assert (packaged.modules / "configdb" / "lib" / "puppet_x" / "configdb" / "client.rb").is_file()
     for function in ("data_hash", "lookup_key"):

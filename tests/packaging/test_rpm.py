@@ -86,10 +86,10 @@ def _metadata():
 
 
 @pytest.fixture(scope="module")
-def rpm(tmp_path_factory):
+def rpm(packaged_rpm):
     """The RPM, built by the header's steps in a copy of the work tree (committed or not), with a
     fresh HOME; ``python3.11`` is this test's interpreter (setuptools >= 69.3, as run_tests.sh installs)."""
-    return build_by_the_header(tmp_path_factory.mktemp("rpm"), Path(sys.executable).parent)
+    return packaged_rpm
 
 
 #: ``python3.11`` as with setuptools < 69.3: ``setup.py sdist`` makes fuel-nailgun-extensions-VERSION.tar.gz
