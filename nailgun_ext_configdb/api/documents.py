@@ -26,8 +26,8 @@ import urllib.parse
 
 import web
 
-from nailgun_host.public import (MASKED_HEADER, author, config_sessions, db, errors, flag_param, id_param, parse_id, policy,
-                                 query, sees_secrets, set_status)
+from nailgun_host.public import (MASKED_HEADER, author, config_sessions, db, errors, flag_param, id_param, parse_id,
+                                 policy, query, sees_secrets, set_status)
 from nailgun_platform.public import patching
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
