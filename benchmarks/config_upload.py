@@ -201,7 +201,7 @@ def main(argv=None):
     parser.add_argument("--nodes", type=int, nargs="+", default=[200])
     parser.add_argument("--jobs", type=int, nargs="+", default=[4], help="fuel-ext's --jobs: one way for each value")
     parser.add_argument("--before", action="store_true",
-                        help="also time the command as it was before issue 27 (libyaml's loader), with the first --jobs")
+                        help="also time the command as it was before issue 27 (libyaml's loader), first --jobs")
     parser.add_argument("--reference", action="store_true",
                         help="also time the pure-Python loader with one PUT at a time (before issue 14)")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds of every way")

@@ -272,8 +272,9 @@ class Uploader:
 
     def _put(self, url, data):
         """The PUT, sent again (at most ``BUSY_RETRIES`` times) while the server answers 503 with ``Retry-After``:
-        busy for a moment (and an equal PUT sent again makes no new version). An upload with HTTP Basic that outlasts the server's cache of checked
-        credentials sends several PUTs needing a password check at once, more than it checks at a time."""
+        busy for a moment (an equal PUT sent again makes no new version). An upload with HTTP Basic that outlasts
+        the server's cache of checked credentials sends several PUTs needing a password check at once, more than
+        it checks at a time."""
         for attempt in range(BUSY_RETRIES + 1):
             try:
                 return self.client.put(url, data)
