@@ -120,13 +120,18 @@ class Ours:
             assert answer.status == 204, await answer.text()
 
     async def wait(self, session, answered):
+        """One reader: its answer's arrival in ``answered``; (status, body), checked once every reader has one."""
         url = "{0}{1}/environments/{2}/changes?since={3}&wait={4}".format(
             self.feed, API, self.environment, self.revision, WAIT)
         async with session.get(url, headers=self.headers) as answer:
             body = await answer.read()
         answered.append(time.monotonic())
-        assert answer.status == 200, body
-        assert [c["revision"] for c in json.loads(body)["changes"]] == [self.revision + 1], body
+        return answer.status, body
+
+    def check(self, answers):
+        for status, body in answers:
+            assert status == 200, body
+            assert [c["revision"] for c in json.loads(body)["changes"]] == [self.revision + 1], body
 
     async def park(self, session, readers):
         """``readers`` waiting, all parked (their runs logged); their tasks and the list of their answer times."""
@@ -135,9 +140,9 @@ class Ours:
         tasks = [asyncio.ensure_future(self.wait(session, answered)) for _ in range(readers)]
         while self.logged() < before + readers:
             await asyncio.sleep(0.05)
-            for task in tasks:
-                if task.done():
-                    task.result()  # a reader answered before the write: its failure says why
+            early = [task.result() for task in tasks if task.done()]
+            if early:
+                raise RuntimeError("a reader was answered before the write: {0}".format(early[0]))
         return tasks, answered
 
     async def round(self, session, clock, readers):
@@ -148,9 +153,10 @@ class Ours:
         sent = time.monotonic()
         await self.write(session)
         written = time.monotonic()
-        await asyncio.gather(*tasks)
+        answers = await asyncio.gather(*tasks)
         done = time.monotonic()
         cpu = process_status(self.feed_pid)[0] - cpu
+        self.check(answers)
         self.revision += 1
         commit = clock.heard[heard] - sent if len(clock.heard) > heard else float("nan")
         return {"first": min(answered) - sent, "all": max(answered) - sent, "write": written - sent,
@@ -189,33 +195,34 @@ class Watchers:
     def __init__(self, store):
         self.url = store.url
         self.key = base64.b64encode(KEY.encode()).decode()
-        self.arrived = {}  # revision -> [monotonic times]
-        self.created = 0
+        self.messages = []  # (monotonic time, line) as they arrive
 
     async def watch(self, session):
+        """One watcher: the arrival of each message (read once every watcher has it, as ours)."""
         async with session.post(self.url + "/v3/watch", json={"create_request": {"key": self.key}}) as stream:
             async for line in stream.content:
-                result = json.loads(line)["result"]
-                if result.get("created"):
-                    self.created += 1
-                for event in result.get("events", []):
-                    self.arrived.setdefault(int(event["kv"]["mod_revision"]), []).append(time.monotonic())
+                self.messages.append((time.monotonic(), line))
 
     async def start(self, session, count):
         self.tasks = [asyncio.ensure_future(self.watch(session)) for _ in range(count)]
-        while self.created < count:
+        while len(self.messages) < count:
             await asyncio.sleep(0.05)
+        assert all(json.loads(line)["result"].get("created") for _, line in self.messages), self.messages[0]
+        self.messages.clear()
 
     async def round(self, session, count):
         sent = time.monotonic()
         async with session.post(self.url + "/v3/kv/put", json={
                 "key": self.key, "value": base64.b64encode(b'{"round": 1}').decode()}) as answer:
-            revision = int((await answer.json())["header"]["revision"])
+            revision = (await answer.json())["header"]["revision"]
         written = time.monotonic()
-        while len(self.arrived.get(revision, ())) < count:
+        while len(self.messages) < count:
             await asyncio.sleep(0.001)
-        arrived = self.arrived.pop(revision)
-        return {"first": min(arrived) - sent, "all": max(arrived) - sent, "write": written - sent}
+        arrived, self.messages = self.messages, []
+        for _, line in arrived:
+            assert [e["kv"]["mod_revision"] for e in json.loads(line)["result"]["events"]] == [revision], line
+        times = [at for at, _ in arrived]
+        return {"first": min(times) - sent, "all": max(times) - sent, "write": written - sent}
 
     def stop(self):
         for task in self.tasks:
@@ -284,7 +291,7 @@ def parked(args, loop, directory, db_url):
         heard = len(clock.heard)
         sent = time.monotonic()
         loop.run_until_complete(ours.write(session))
-        loop.run_until_complete(asyncio.gather(*tasks))
+        ours.check(loop.run_until_complete(asyncio.gather(*tasks)))
         commit = clock.heard[heard] - sent if len(clock.heard) > heard else float("nan")
         after = api_latency()
         loop.run_until_complete(session.close())
