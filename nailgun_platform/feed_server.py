@@ -148,9 +148,6 @@ class Parking:
                 del self.waiting[topic]
             self.runner.run(parked[0], future)
 
-    def count(self):
-        return sum(len(parked) for parked in self.waiting.values())
-
     async def park(self, topic, mark, deadline, make_environ):
         """The answer of the request run again once ``topic`` moves past ``mark``, or at ``deadline`` (the
         loop's clock)."""
