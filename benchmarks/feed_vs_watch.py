@@ -23,6 +23,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -119,14 +120,25 @@ class Ours:
         async with session.put(url, headers=self.headers, json={"round": self.revision}) as answer:
             assert answer.status == 204, await answer.text()
 
-    async def wait(self, session, answered):
-        """One reader: its answer's arrival in ``answered``; (status, body), checked once every reader has one."""
-        url = "{0}{1}/environments/{2}/changes?since={3}&wait={4}".format(
-            self.feed, API, self.environment, self.revision, WAIT)
-        async with session.get(url, headers=self.headers) as answer:
-            body = await answer.read()
+    async def wait(self, connection, answered):
+        """One reader on its kept connection (``connections``): its answer's arrival in ``answered``; (status,
+        body), checked once every reader has one. Plain HTTP/1.1 on a socket, so that reading a whole answer costs
+        the one client process about what a watcher's streamed line does."""
+        reader, writer = connection
+        writer.write("GET {0}/environments/{1}/changes?since={2}&wait={3} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "X-Auth-Token: {4}\r\n\r\n".format(API, self.environment, self.revision, WAIT,
+                                                       self.headers["X-Auth-Token"]).encode())
+        head = await reader.readuntil(b"\r\n\r\n")
+        body = await reader.readexactly(int(re.search(rb"(?i)\r\ncontent-length: *(\d+)", head).group(1)))
         answered.append(time.monotonic())
-        return answer.status, body
+        return int(head[9:12]), body
+
+    async def connections(self, count):
+        """``count`` connections to the feed, kept from round to round as the watchers' streams are."""
+        if len(getattr(self, "_connections", ())) < count:
+            host, port = self.feed.rsplit("/", 1)[1].split(":")
+            self._connections = [await asyncio.open_connection(host, int(port)) for _ in range(count)]
+        return self._connections[:count]
 
     def check(self, answers):
         for status, body in answers:
@@ -137,7 +149,8 @@ class Ours:
         """``readers`` waiting, all parked (their runs logged); their tasks and the list of their answer times."""
         before = self.logged()
         answered = []
-        tasks = [asyncio.ensure_future(self.wait(session, answered)) for _ in range(readers)]
+        tasks = [asyncio.ensure_future(self.wait(connection, answered))
+                 for connection in await self.connections(readers)]
         while self.logged() < before + readers:
             await asyncio.sleep(0.05)
             early = [task.result() for task in tasks if task.done()]
