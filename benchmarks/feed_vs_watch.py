@@ -11,7 +11,8 @@ from round to round as etcd's users keep them, and one ``/v3/kv/put`` a round.
 Each round times from the moment the write is sent: the first reader answered, the last one, and the write's own
 answer; for ours also the commit, as an independent ``LISTEN`` of this script hears it, and the CPU the feed
 process spent from the write to the last answer, per reader. Rounds alternate (``references.interleaved``); the
-ratios are per round. One client process (aiohttp) holds every reader, for both.
+ratios are per round. One client process holds every reader of both: the watchers through aiohttp, our readers as
+plain HTTP/1.1 on kept connections (through aiohttp's client, reading whole answers cost it more than the feed).
 
 ``--parked 10000``: 10,000 readers parked on one ``nailgun-feed``; the API's p50/p99 (``wrk``, a GET of the
 environment with a token) before they park, while they are parked and after; the feed process's memory and open
