@@ -39,7 +39,8 @@ MAX_BACKOFF = 5.0
 #: deadline answers the body of its last run: a parking answer's body is what the request answers then.
 CAN_PARK, PARK_HEADER = "nailgun.can_park", "X-Nailgun-Park"
 
-#: SQLite only: a signalling table, not data (never migrated; made by the first publish or poll)
+#: SQLite only: a signalling table, not data (never migrated; made by the first publish or poll that finds
+#: none: a publish does not ask for it on every write)
 COUNTERS_DDL = "CREATE TABLE IF NOT EXISTS notify_counters (topic VARCHAR(255) PRIMARY KEY, seq INTEGER NOT NULL)"
 COUNTERS_UPSERT = ("INSERT INTO notify_counters (topic, seq) VALUES (:topic, 1) "
                    "ON CONFLICT (topic) DO UPDATE SET seq = notify_counters.seq + 1")
@@ -50,7 +51,12 @@ def publish(topic):
     db = hosting.session
     if db.get_bind().dialect.name == "postgresql":
         db.execute(sa.text("SELECT pg_notify(:channel, :topic)"), {"channel": CHANNEL, "topic": topic})
-    else:
+        return
+    try:
+        db.execute(sa.text(COUNTERS_UPSERT), {"topic": topic})
+    except sa.exc.OperationalError as error:  # the first write of a new database: made in its transaction
+        if "no such table" not in str(error.orig):
+            raise
         db.execute(sa.text(COUNTERS_DDL))
         db.execute(sa.text(COUNTERS_UPSERT), {"topic": topic})
 

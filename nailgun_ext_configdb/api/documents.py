@@ -201,7 +201,7 @@ class ConfigDocumentHandler(ConfigHandler):
         if not config_sessions.requested() and not bound_by_patch_policy():
             document = unlocked.view.document()
             unlocked.check_if_match(document)
-            draft = unlocked.view.draft(data, document, bound=False)
+            draft = unlocked.view.draft(data, document, bound=False, storable=True)  # decode_json checked it
         target = Target(environment_id, level_names, ref, kind, lock=True)
         view = target.view
         if draft is not None and (view.resource, view.path) == (unlocked.view.resource, unlocked.view.path) \

@@ -162,15 +162,16 @@ class Draft:
     ``data`` must be storable as it is on every database (``validation.check_storable``): a keys operation
     can make a document deeper than any body it came in. It is stored in ``json_values.stored_form``, what
     every database gives back; comparisons (no-op, ``changed_keys``) are made on the clear values, so a new
-    token is never a change.
+    token is never a change. ``storable``: ``data`` was checked already (a request body, ``decode_json``, with
+    at most its masks put back to stored values), so it is not walked again.
     """
 
-    def __init__(self, resource, document, data):
+    def __init__(self, resource, document, data, storable=False):
         if not isinstance(data, dict):  # every reader merges objects; a PUT's body is one, a patch keeps it one
             raise errors.InvalidData("A document must be a JSON object")
         self.document = document
         self.head = (document.id, document.version) if document is not None else None
-        self.data = stored_form(check_storable(data))
+        self.data = stored_form(data if storable else check_storable(data))
         self.changed = changed_keys(document.data if document is not None else {}, self.data)
         self.sealed = secrets.seal(resource, self.data) if self.changed or document is None else None
 

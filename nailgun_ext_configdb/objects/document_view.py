@@ -68,9 +68,9 @@ class DocumentView:
         """Store ``data`` over ``document`` (``draft``, then ``store``)."""
         return self.store(self.draft(data, document, bound), author)
 
-    def draft(self, data, document, bound):
-        """The new version ``data`` makes of ``document`` (``document.Draft``); the mask at a secret leaf
-        keeps the stored value. What it changes, in it and in the effective values at its level, must be
+    def draft(self, data, document, bound, storable=False):
+        """The new version ``data`` makes of ``document`` (``document.Draft``, ``storable`` as there); the mask
+        at a secret leaf keeps the stored value. What it changes, in it and in the effective values at its level, must be
         what the definition's patch policy allows when the writer is ``bound`` by it (``write_policy``)."""
         stored = document.data if document is not None else {}
         data = secrets.unmask(self.resource, data, stored)
@@ -78,7 +78,7 @@ class DocumentView:
             write_policy.check(self.environment, self.resource, self.path, self.kind, stored, data)
         if self.kind == VALUES:
             resource_definition.validate_values(self.resource, data)
-        return document_obj.Draft(self.resource, document, data)
+        return document_obj.Draft(self.resource, document, data, storable)
 
     def current(self, draft):
         """Whether ``draft`` is still of the stored document (``document.Draft.current``)."""

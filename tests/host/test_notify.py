@@ -134,3 +134,31 @@ def test_each_notification_wakes_its_waiters_as_it_arrives_not_when_the_listenin
 
     assert listener._hear(notifications()) == 2
     assert seen_moved == [True, True]
+
+
+def test_sqlite_makes_its_counters_table_only_when_missing_even_after_a_rolled_back_first_publication(tmp_path):
+    """A publish on SQLite is one statement; the table is made by the first that finds none, in its
+    transaction: one rolled back leaves no table, and the next publication makes it again."""
+    from nailgun_host import db as host_db
+    url = "sqlite:///" + str(tmp_path / "fresh.db")
+    engine = host_db.make_engine(url)
+    session = sa.orm.Session(engine)
+    original = notify.hosting.session
+    statements = []
+    sa.event.listen(engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    try:
+        notify.hosting.session = session
+        notify.publish("t:first")
+        session.rollback()
+        notify.publish("t:again")
+        session.commit()
+        del statements[:]
+        notify.publish("t:again")
+        session.commit()
+    finally:
+        notify.hosting.session = original
+        session.close()
+    assert [s.split(" (")[0] for s in statements if "notify_counters" in s] == ["INSERT INTO notify_counters"]
+    with engine.connect() as connection:
+        assert dict(connection.execute(sa.text("SELECT topic, seq FROM notify_counters")).all()) == {"t:again": 2}
+    engine.dispose()
