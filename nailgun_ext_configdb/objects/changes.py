@@ -3,7 +3,10 @@
 ``written`` and ``deleted`` are called by ``objects.document`` inside the writing transaction,
 so every path that changes a document (PUT, keys, revert, deploy, level removal) is recorded,
 and ``notify`` wakes the feed's waiters only when that transaction commits. Entries carry no
-values. Each environment keeps its newest ``CONFIGDB.max_changes`` entries, whole revisions.
+values. Each environment keeps its newest ``CONFIGDB.max_changes`` entries, whole revisions, pruned at one
+revision in ``max_changes // PRUNE_SHARE`` (finding the boundary reads ``max_changes`` index entries, which
+every write did): in between it holds up to that many revisions more, which answers with them, as the feed
+answers whatever it still has.
 """
 import sqlalchemy as sa
 
@@ -16,6 +19,8 @@ from nailgun_ext_configdb.objects import levels
 WRITE, DELETE, PIN = "write", "delete", "pin"
 #: most entries one answer holds (``?limit=``), and how many it holds when not told
 MAX_LIMIT, DEFAULT_LIMIT = 5000, 500
+#: the feed keeps up to one ``max_changes``'s hundredth of revisions more than ``max_changes`` entries between prunes
+PRUNE_SHARE = 100
 
 
 def topic(environment_id):
@@ -28,10 +33,11 @@ def _max_changes():
     return int(limit) if limit else None
 
 
-def _prune(environment_id):
-    """Drop the oldest entries beyond the limit, whole revisions only (a revision is never half kept)."""
+def _prune(environment_id, revision):
+    """Drop the oldest entries beyond the limit, whole revisions only (a revision is never half kept), when
+    ``revision`` (the one just recorded) is a multiple of ``limit // PRUNE_SHARE``."""
     limit = _max_changes()
-    if not limit:
+    if not limit or revision % max(1, limit // PRUNE_SHARE):
         return
     boundary = (sa.select(Change.revision).where(Change.environment_id == environment_id)
                 .order_by(Change.revision.desc()).limit(1).offset(limit - 1).scalar_subquery())
@@ -39,9 +45,10 @@ def _prune(environment_id):
 
 
 def _record(environment_id, entries):
-    """Insert the entries (dicts of ``Change`` columns) in one statement, however many documents changed."""
+    """Insert the entries (dicts of ``Change`` columns, all of one revision) in one statement, however many
+    documents changed."""
     db.execute(sa.insert(Change), entries)
-    _prune(environment_id)
+    _prune(environment_id, entries[0]["revision"])
     notify.publish(topic(environment_id))
 
 

@@ -131,6 +131,29 @@ def test_pruning_keeps_whole_revisions_and_truncated_tells_the_client_to_resync(
     assert feed(cdb.app, env_id, "since=5").json["truncated"] is True
 
 
+def test_pruning_runs_at_one_revision_in_a_hundredth_of_the_limit_and_the_feed_answers_what_it_holds(
+        cdb, two, session):
+    """With ``max_changes`` 200 the entries are pruned at even revisions only: an odd one leaves the extra
+    entries, answered and not truncated; the next even one keeps the newest 200, whole revisions."""
+    env_id, (a, _) = two
+    settings.reload(overrides={"DATABASE_URL": settings.database_url, "CONFIGDB": {"max_changes": 200}})
+    cdb.put(env_id, a, {"x": 0})  # revision 1, the document's first version
+    written = session.query(Change).filter_by(environment_id=env_id).one()
+    session.execute(Change.__table__.insert(), [dict(
+        environment_id=env_id, revision=revision, document_id=written.document_id, resource_definition_id=a,
+        level_path="", kind="values", change="write", version=revision, author=written.author)
+        for revision in range(2, 251)])  # revisions 2..250, as if written (the feed reads entries only)
+    session.execute(Environment.__table__.update().where(Environment.id == env_id).values(revision=250))
+    session.commit()
+    cdb.put(env_id, a, {"x": 251})  # odd: no prune
+    assert [e[0] for e in entries(cdb.app, env_id)][:2] == [1, 2] and len(entries(cdb.app, env_id)) == 251
+    assert feed(cdb.app, env_id, "since=0").json["truncated"] is False
+    cdb.put(env_id, a, {"x": 252})  # even: the newest 200 kept
+    assert [e[0] for e in entries(cdb.app, env_id)] == list(range(53, 253))
+    assert feed(cdb.app, env_id, "since=51").json["truncated"] is True
+    assert feed(cdb.app, env_id, "since=52").json["truncated"] is False
+
+
 def test_an_environment_written_before_the_feed_existed_is_truncated_for_old_revisions(cdb, two, session):
     env_id, (a, _) = two
     cdb.put(env_id, a, {"x": 1})
