@@ -7,6 +7,7 @@
   documents with ``==`` would drop such a write, miss it in ``changed_keys`` and treat
   ``{"$unset": 1}`` as the removal marker.
 """
+import json
 
 
 def rfc6902_equal(first, second):
@@ -29,14 +30,20 @@ def type_strict_equal(a, b):
 
     Numbers of one type compare by value (``0.0`` equals ``-0.0``, as PostgreSQL stores them).
     Python's ``==`` (in C) answers first: it is JSON's equality but for types, so a difference
-    ends there; only equal values are then walked, without recursion, to compare their types.
+    ends there; equal values are then written as JSON (in C too), which writes ``1``, ``1.0`` and
+    ``true`` apart: the same text is the same types. Only values whose texts differ anyway (``-0.0``,
+    keys in another order) are walked, without recursion, to compare their types.
     """
     try:
         if a != b:
             return False
         values_equal = True
+        if json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
+            return True
     except RecursionError:  # deeper than C's recursion allows: the walk compares the values too
         values_equal = False
+    except (TypeError, ValueError):  # not JSON's own values (keys of several types, NaN): the walk decides
+        pass
     lefts, rights = [a], [b]  # two stacks rather than one of pairs: no object per value
     while lefts:
         x, y = lefts.pop(), rights.pop()

@@ -65,6 +65,14 @@ def test_json_equal_is_equality_of_canonical_json(old, new):
     assert type_strict_equal(old, json.loads(canonical(old)))
 
 
+def test_json_equal_walks_what_json_writes_apart_but_is_equal():
+    """Equal values with different texts (the fast path's miss) are decided by the walk: -0.0 is 0.0,
+    a type still differs under them."""
+    assert type_strict_equal({"a": [-0.0, {"b": 1}]}, {"a": [0.0, {"b": 1}]})
+    assert not type_strict_equal({"a": [-0.0, {"b": 1}]}, {"a": [0.0, {"b": True}]})
+    assert not type_strict_equal([-0.0, 1], [0, 1])
+
+
 @given(old=OBJECTS, new=OBJECTS)
 def test_diff_is_a_patch_from_old_to_new_that_sees_types(old, new):
     patch = diff(old, new)
