@@ -2,6 +2,8 @@
 
 Values compare with the platform's ``type_strict_equal`` (``nailgun_platform.json_equality``).
 """
+import json
+
 import jsonpointer
 
 from nailgun_platform.public import type_strict_equal
@@ -48,9 +50,11 @@ def stored_form(value):
     Python writes 1e16 as ``1e+16``, which PostgreSQL's jsonb keeps as the integer
     10000000000000000 (SQLite keeps the text); storing that form everywhere lets a
     rewrite of the same document compare equal on both. ``1.0`` stays a number.
-    ``value`` itself when it holds no such number (the usual case: a large document is not copied).
+    ``value`` itself when it holds no such number (the usual case: a large document is not copied). Python
+    writes such a number ``<digits>e+<digits>``: a document whose JSON text has no ``e+`` (written in C) is
+    not walked.
     """
-    if not _holds_exponent_integer(value):
+    if "e+" not in json.dumps(value) or not _holds_exponent_integer(value):
         return value
     return _converted(value)
 

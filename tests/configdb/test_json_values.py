@@ -150,6 +150,8 @@ def test_changed_keys_of_a_large_document_name_the_change_only_types_included():
 def test_stored_form_copies_only_what_it_changes():
     plain = {"a": [1, 1.5, {"b": "c"}], "d": 1e15}
     assert stored_form(plain) is plain
+    for looks_like_one in ({"e": "1e+16"}, {"1e+16": 1}, {"f": 1e-07}):  # no whole number in e+
+        assert stored_form(looks_like_one) is looks_like_one
     value = {"a": [1, {"b": 1e16}], "c": {"d": 2.0}}
     converted = stored_form(value)
     assert converted == {"a": [1, {"b": 10 ** 16}], "c": {"d": 2.0}}
