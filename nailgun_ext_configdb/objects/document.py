@@ -27,13 +27,31 @@ def _filled(environment_id, rows):
     return rows
 
 
+def _one_document(*columns):
+    """The statement of ``columns`` of the document at its key's bound parameters (``_key``), built once."""
+    return sa.select(*columns).where(
+        Document.environment_id == sa.bindparam("environment_id"),
+        Document.resource_definition_id == sa.bindparam("resource_id"),
+        Document.level_path == sa.bindparam("level_path"),
+        Document.kind == sa.bindparam("kind"))
+
+
+def _key(environment_id, resource_id, level_path, kind):
+    return {"environment_id": environment_id, "resource_id": resource_id, "level_path": level_path, "kind": kind}
+
+
+#: every read and write of a document runs one of these (a PUT two): built once, not per request
+_DOCUMENT = _one_document(Document)
+_DOCUMENT_WITHOUT_DATA = _DOCUMENT.options(orm.defer(Document.data, raiseload=True))
+_HEAD = _one_document(Document.id, Document.version)
+
+
 def find(environment_id, resource_id, level_path, kind, with_data=True):
     """The stored document, or None; ``with_data=False`` leaves its content unloaded (history, diff)."""
-    statement = sa.select(Document).filter_by(
-        environment_id=environment_id, resource_definition_id=resource_id, level_path=level_path, kind=kind)
+    key = _key(environment_id, resource_id, level_path, kind)
     if not with_data:
-        return db.scalars(statement.options(orm.defer(Document.data, raiseload=True))).first()
-    return _filled(environment_id, [db.scalars(statement).first()])[0]
+        return db.scalars(_DOCUMENT_WITHOUT_DATA, key).first()
+    return _filled(environment_id, [db.scalars(_DOCUMENT, key).first()])[0]
 
 
 def chain(environment_id, resource_id, level_paths):
@@ -178,9 +196,7 @@ class Draft:
     def current(self, environment_id, resource_id, level_path, kind):
         """Whether the stored document is still the one drafted over (same row, same version): one statement
         that bypasses the session's objects."""
-        found = db.execute(sa.select(Document.id, Document.version).filter_by(
-            environment_id=environment_id, resource_definition_id=resource_id, level_path=level_path,
-            kind=kind)).first()
+        found = db.execute(_HEAD, _key(environment_id, resource_id, level_path, kind)).first()
         return (tuple(found) if found is not None else None) == self.head
 
 

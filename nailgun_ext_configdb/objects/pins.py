@@ -24,14 +24,25 @@ def _used(environment_id):
             .where(EnvironmentComponent.environment_id == environment_id, LIVE))
 
 
+def _resolving(named):
+    """The versions, with the environment's pin, of the data source ``named`` (a condition on its ``ref``)."""
+    lineage = sa.select(ResourceDefinition.lineage_id).where(named)
+    return (_used(sa.bindparam("environment_id"))
+            .where(ResourceDefinition.lineage_id.in_(lineage))
+            .order_by(ResourceDefinition.lineage_id, ResourceDefinition.version))
+
+
+#: ``resolve``'s two statements, built once: every request that names a data source runs one (a write twice)
+_BY_ID = _resolving(ResourceDefinition.id == sa.bindparam("ref"))
+_BY_NAME = _resolving(ResourceDefinition.name == sa.bindparam("ref"))
+
+
 def resolve(environment, ref):
     """The ``Resource`` ``ref`` (a name, or the id of any of its versions, deleted ones too) as the environment
     uses it, in one query; 404 when none of its components has it, 409 when two do."""
     ref_id = parse_id(ref)
-    named = ResourceDefinition.id == ref_id if ref_id is not None else ResourceDefinition.name == ref
-    lineage = sa.select(ResourceDefinition.lineage_id).where(named)
-    rows = db.execute(_used(environment.id).where(ResourceDefinition.lineage_id.in_(lineage))
-                      .order_by(ResourceDefinition.lineage_id, ResourceDefinition.version)).all()
+    rows = db.execute(_BY_ID if ref_id is not None else _BY_NAME,
+                      {"environment_id": environment.id, "ref": ref_id if ref_id is not None else ref}).all()
     lineages = {}
     for definition, pinned_id in rows:
         lineages.setdefault(definition.lineage_id, ([], pinned_id))[0].append(definition)
