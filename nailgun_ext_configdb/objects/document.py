@@ -231,10 +231,11 @@ def store(environment, resource, level_path, kind, draft, author, revision=None,
     storage.driver().write(environment, resource, document, stored, draft.sealed, author)
     # SQLAlchemy compares JSON with ==, which would skip the UPDATE when only a type changed
     orm.attributes.flag_modified(document, "data")
-    db.flush()
+    if document.id is None:  # a new document: its id first
+        db.flush()
     stored.document_id = document.id
     db.add(stored)
-    db.flush()
+    db.flush()  # one flush for a stored document's rows (the environment's, the document's, the version)
     for written in (document, stored):  # stored sealed, seen clear by the rest of the request
         orm.attributes.set_committed_value(written, "data", data)
     changes.written(environment, document, author, session_id)

@@ -70,8 +70,9 @@ class DocumentView:
 
     def draft(self, data, document, bound, storable=False):
         """The new version ``data`` makes of ``document`` (``document.Draft``, ``storable`` as there); the mask
-        at a secret leaf keeps the stored value. What it changes, in it and in the effective values at its level, must be
-        what the definition's patch policy allows when the writer is ``bound`` by it (``write_policy``)."""
+        at a secret leaf keeps the stored value. What it changes, in it and in the effective values at its
+        level, must be what the definition's patch policy allows when the writer is ``bound`` by it
+        (``write_policy``)."""
         stored = document.data if document is not None else {}
         data = secrets.unmask(self.resource, data, stored)
         if bound:
