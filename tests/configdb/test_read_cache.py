@@ -272,33 +272,59 @@ def test_a_path_longer_than_any_real_one_is_refused_before_routing(apps):
     assert answer.json["message"] == "The URL's path is longer than 4096 characters"
 
 
-def _generation(session):
-    value = session.execute(sa.text("SELECT generation FROM configdb_state_generation")).scalar_one()
+def _generations(session):
+    rows = dict(session.execute(sa.text("SELECT environment_id, generation FROM configdb_generations")).all())
     session.commit()
-    return value
+    return rows
 
 
-def test_the_database_counts_each_change_an_answer_depends_on_and_not_a_node_s_status(env, session):
+def _environment(session, environment_id):
+    session.execute(sa.text("INSERT INTO configdb_environments (id, hierarchy_levels, revision, created_at, linked) "
+                            "VALUES (:id, '[\"nodes\"]', 0, CURRENT_TIMESTAMP, true)"), {"id": environment_id})
+    session.commit()
+
+
+def test_the_database_counts_each_change_in_the_rows_of_the_answers_it_changes_and_no_other(env, session):
+    """Row 0 counts what every environment's answers depend on, an environment's row its own; a node
+    counts the environments of its clusters and of the nodes sharing its FQDNs (the lowest id wins a
+    ``nodes`` FQDN), and its status counts nowhere."""
     cluster = env.create(nodes_kwargs=[{"roles": ["compute"]}] * 2)
-    node = env.nodes[0]["id"]
+    other = env.create(nodes_kwargs=[{"roles": ["compute"]}], release_kwargs={"version": "mitaka-9.0.other"},
+                       cluster_kwargs={"name": "other"})
+    third = env.create(cluster_kwargs={"name": "third"}, release_kwargs={"version": "mitaka-9.0.third"})
+    mine, theirs, idle = cluster["id"], other["id"], third["id"]
+    for environment_id in (mine, theirs, idle):
+        _environment(session, environment_id)
+    node, second, their_node = (n["id"] for n in env.nodes[:2] + env.nodes[2:3])
     counted = [
-        "UPDATE nodes SET fqdn = 'moved.example' WHERE id = {0}".format(node),
-        "UPDATE nodes SET cluster_id = NULL WHERE id = {0}".format(node),
-        "INSERT INTO configdb_components (name) VALUES ('counted')",
-        "UPDATE configdb_components SET name = 'renamed' WHERE name = 'counted'",
-        "DELETE FROM configdb_components WHERE name = 'renamed'",
-        "DELETE FROM clusters WHERE id = {0}".format(cluster["id"]),  # the other node's cluster_id: SET NULL
-        "DELETE FROM nodes WHERE id = {0}".format(node),
+        ("UPDATE configdb_environments SET revision = 1 WHERE id = {0}".format(mine), {mine}),
+        ("INSERT INTO configdb_components (name) VALUES ('counted')", {0}),
+        ("UPDATE configdb_components SET name = 'renamed' WHERE name = 'counted'", {0}),
+        ("INSERT INTO configdb_environment_components (environment_id, component_id, position) SELECT {0}, id, 0 "
+         "FROM configdb_components WHERE name = 'renamed'".format(theirs), {theirs}),
+        ("DELETE FROM configdb_components WHERE name = 'renamed'", {0, theirs}),  # cascades to theirs
+        ("UPDATE nodes SET fqdn = 'moved.example' WHERE id = {0}".format(node), {mine}),
+        # their node takes the FQDN: if its id is lower, mine's ``nodes/moved.example`` is now a 404
+        ("UPDATE nodes SET fqdn = 'moved.example' WHERE id = {0}".format(their_node), {mine, theirs}),
+        ("UPDATE nodes SET cluster_id = {0} WHERE id = {1}".format(theirs, node), {mine, theirs}),
+        ("UPDATE nodes SET cluster_id = NULL WHERE id = {0}".format(node), {theirs}),
+        ("DELETE FROM clusters WHERE id = {0}".format(mine), {mine}),  # the second node's cluster_id: SET NULL
+        ("DELETE FROM nodes WHERE id = {0}".format(second), set()),  # in no cluster, its FQDN shared by none
+        ("DELETE FROM nodes WHERE id = {0}".format(node), {theirs}),  # the FQDN their node shares
+        ("DELETE FROM configdb_environments WHERE id = {0}".format(mine), {mine}),
     ]
-    for statement in counted:
-        before = _generation(session)
+    for statement, rows in counted:
+        before = _generations(session)
         session.execute(sa.text(statement))
         session.commit()
-        assert _generation(session) > before, statement
-    before = _generation(session)
+        after = _generations(session)
+        assert {key for key in after if after[key] != before.get(key)} == rows, statement
+        assert all(after[key] > before[key] for key in rows if key in before), statement
+    assert mine in _generations(session)  # rows are never deleted: a re-created environment counts on
+    before = _generations(session)
     session.execute(sa.text("UPDATE nodes SET status = 'ready', online = false"))
     session.commit()
-    assert _generation(session) == before
+    assert _generations(session) == before
 
 
 def test_a_lease_is_a_whole_number_of_milliseconds_no_longer_than_a_second():
@@ -323,7 +349,7 @@ def test_an_emptied_generation_never_comes_back_to_a_value_an_answer_was_kept_un
     for value in range(3):
         reference.put_json(world.url(world.ids[0], ""), {"a": value}, headers=admin, status=204)
         assert cached.get(url, headers=admin).json["a"] == value
-        seen.append(_generation(session))
-        session.execute(sa.text("DELETE FROM configdb_state_generation"))
+        seen.append(_generations(session)[world.env])
+        session.execute(sa.text("DELETE FROM configdb_generations"))
         session.commit()
     assert seen == sorted(set(seen))
