@@ -19,23 +19,20 @@ median requests per second over the rounds, its ratio to static bytes and its p9
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
 import requests
-import yaml
 
+from references import sized_documents, wrk
 from servers import ROOT, database, gunicorn
 
 sys.path.insert(0, ROOT)
 
 from nailgun_host.db import migration  # noqa: E402
 
-FIXTURE = os.path.join(ROOT, "tests", "configdb_clients", "fixtures", "hiera", "astute.yaml")
 SCRATCH_DB = "nailgun_effective_bench"
 STATIC_APP = '''
 import json, os
@@ -52,43 +49,13 @@ def application(environ, start_response):
 '''
 
 
-def documents():
-    """``{label: document}`` of about 1 KB, 39 KB and 1 MB of JSON, made of the real astute.yaml's keys."""
-    with open(FIXTURE) as stream:
-        astute = yaml.safe_load(stream)
-    sized = {}
-    for label, size in (("1 KB", 1000), ("39 KB", 39000), ("1 MB", 1000000)):
-        document, copy = {}, 0
-        while len(json.dumps(document)) < size:
-            for key, value in astute.items():
-                document["{0}_{1}".format(key, copy) if copy else key] = value
-                if size < 2000 and len(json.dumps(document)) >= size:
-                    break
-            copy += 1
-        sized[label] = document
-    return sized
-
-
-def wrk(url, seconds, connections, headers=()):
-    """(requests per second, p99 latency in ms) of one wrk run."""
-    command = ["wrk", "-t", "2", "-c", str(connections), "-d", "{0}s".format(seconds), "--latency", url]
-    for header in headers:
-        command[1:1] = ["-H", header]
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    if re.search(r"Non-2xx or 3xx responses: \d+", out):
-        raise RuntimeError("errors under load:\n" + out)
-    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", out).groups()
-    return rate, float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
-
-
 def measure(targets, seconds, rounds, connections):
     """``{name: (median req/s, median p99)}`` over ``rounds`` alternating rounds of every target."""
     found = {name: [] for name in targets}
     for _ in range(rounds):
         for name, (url, headers) in targets.items():
             found[name].append(wrk(url, seconds, connections, headers))
-    return {name: (statistics.median(r for r, _ in runs), statistics.median(p for _, p in runs))
+    return {name: (statistics.median(r["rate"] for r in runs), statistics.median(r["p99"] for r in runs))
             for name, runs in found.items()}
 
 
@@ -126,7 +93,7 @@ def main(argv=None):
     backends = ([] if args.no_sqlite else [("SQLite", None)]) + ([("PostgreSQL", args.pg_url)] if args.pg_url else [])
     print("| document | database | read | req/s | x its static bytes | p99 ms (static's) |")
     print("|---|---|---|---|---|---|")
-    for label, document in documents().items():
+    for label, document in sized_documents().items():
         if label not in args.sizes:
             continue
         for backend, pg_url in backends:
