@@ -26,6 +26,7 @@ service user owning ``/var/lib/fuel-nailgun-extensions`` can still read every ke
 """
 import contextlib
 import fcntl
+import functools
 import os
 import re
 import stat
@@ -41,6 +42,9 @@ _KEY_NAME = re.compile(r"0|[1-9][0-9]{0,8}")
 _KEY_TEXT = re.compile(rb"[A-Za-z0-9_-]{43}=")
 #: permission bits a key file or the directory must not have: nobody but the owner reads keys
 _OTHERS = 0o077
+#: opened tokens a KeySet remembers (``KeySet.decrypt``), and the longest one it does (a secret leaf's,
+#: not a whole sealed document's): at most about 8,192 x 2 KB = 16 MB per process
+REMEMBERED, REMEMBERED_LENGTH = 8192, 1024
 
 
 class KeyRepositoryError(Exception):
@@ -61,6 +65,7 @@ class KeySet:
         order = [self.primary_id] + sorted((n for n in self.ids if n != self.primary_id), reverse=True)
         self._primary = Fernet(keys[self.primary_id])
         self._all = MultiFernet([Fernet(keys[n]) for n in order])
+        self._remembered = functools.lru_cache(maxsize=REMEMBERED)(self._decrypt)
 
     def roles(self):
         """``[(number, "staged" | "old" | "primary")]``, what a command shows an operator."""
@@ -72,7 +77,19 @@ class KeySet:
         return self._primary.encrypt(data).decode("ascii")
 
     def decrypt(self, token):
-        """The bytes ``token`` holds, whichever key of the set encrypted it."""
+        """The bytes ``token`` holds, whichever key of the set encrypted it.
+
+        A computed read opens the same secret leaves again and again (every node's effective values hold
+        the environment's): short tokens' contents are remembered, by token, least recently used out
+        first (``REMEMBERED``). The set holds the keys that opened them already, and the clear values
+        are what every answer kept in memory holds anyway; a token is opened from memory only by the
+        set that opened it, so a rotation or a retirement, which loads a new set (``secrets.keyset``,
+        within a second), forgets them with the old keys. Failures are not remembered."""
+        if type(token) is str and len(token) <= REMEMBERED_LENGTH:
+            return self._remembered(token)
+        return self._decrypt(token)
+
+    def _decrypt(self, token):
         try:
             return self._all.decrypt(self._token_bytes(token))
         except InvalidToken:
