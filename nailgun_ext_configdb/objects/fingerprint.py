@@ -20,6 +20,7 @@ Anything else an answer depends on must be counted there too, or the cache will 
 answers: ``tests/configdb/test_read_cache.py`` compares replayed answers with computed ones after
 random writes of every kind.
 """
+import functools
 import re
 
 import sqlalchemy as sa
@@ -44,10 +45,17 @@ class DocumentsFingerprint:
     def of(generations, path):
         """What the answers of the document URL ``path`` depend on, in ``generations``; None (not replayed)
         without both rows: a missing row tells nothing (a table emptied would bring back a past value)."""
-        found = _ENVIRONMENT.search(path)
-        environment = generations.get(parse_id(found.group(1))) if found else None
+        environment = generations.get(_environment_of(path))
         every = generations.get(EVERY_ENVIRONMENT)
         return (every, environment) if every is not None and environment is not None else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _environment_of(path):
+    """The environment id a document URL's path names (remembered, the paths being at most 4 KB: a replayed
+    read asks on every request)."""
+    found = _ENVIRONMENT.search(path)
+    return parse_id(found.group(1)) if found else None
 
 
 DOCUMENTS = DocumentsFingerprint()

@@ -74,8 +74,7 @@ class World:
         reference.post_json(API + "/environments", {"id": self.other, "components": [self.component],
                                                     "hierarchy_levels": ["nodes"]}, headers=admin)
         for level in ("", "nodes/n1/"):
-            reference.put_json("{0}/environments/{1}/{2}resources/{3}/values".format(API, self.other, level, self.ids[0]),
-                               {"a": "other", "pin": "other-secret"}, headers=admin)
+            reference.put_json(self.other_url(level), {"a": "other", "pin": "other-secret"}, headers=admin)
 
     def url(self, resource, level, kind="values"):
         return "{0}/environments/{1}/{2}resources/{3}/{4}".format(API, self.env, level, resource, kind)
@@ -148,10 +147,12 @@ class World:
             levels = ["nodes"] if number % 2 else ["rack"]
             app.put_json(API + "/environments/{0}".format(self.env), {"hierarchy_levels": levels}, headers=admin)
 
+    def other_url(self, level):
+        return "{0}/environments/{1}/{2}resources/{3}/values".format(API, self.other, level, self.ids[0])
+
     def other_reads(self):
         for level, query in itertools.product(("", "nodes/n1/"), QUERIES):
-            url = "{0}/environments/{1}/{2}resources/{3}/values".format(API, self.other, level, self.ids[0])
-            yield url + ("?" + query if query else "")
+            yield self.other_url(level) + ("?" + query if query else "")
 
     def check_other(self):
         """The other environment's reads equal the reference's; how many the cache computed (misses)."""
