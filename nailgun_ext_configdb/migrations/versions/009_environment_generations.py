@@ -63,10 +63,11 @@ def _dialect():
 
 
 def _bump(p, ids):
-    """The upsert that counts up the rows of the environment ids ``ids`` selects (NULLs left out)."""
+    """The upsert that counts up the rows of the environment ids ``ids`` selects (NULLs left out), in the
+    order of their ids: two transactions counting the same rows lock them in the same order."""
     d = _dialect()
     return ("INSERT INTO {0}{1} (environment_id, generation) SELECT id, {2} FROM ({3}) AS ids "
-            "WHERE id IS NOT NULL ON CONFLICT (environment_id) DO UPDATE SET "
+            "WHERE id IS NOT NULL ORDER BY id ON CONFLICT (environment_id) DO UPDATE SET "
             "generation = {4}({0}{1}.generation + 1, excluded.generation)").format(
                 p, TABLE, _CLOCK[d], ids, _GREATEST[d])
 
