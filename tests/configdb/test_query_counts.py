@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from nailgun_platform import read_cache
 from tests.configdb.conftest import API, read_cache_of
 
 
@@ -179,6 +180,40 @@ def test_threads_finding_the_lease_run_out_together_send_one_statement(cdb, quer
 
     assert _count(query_counter, run) == 1
     assert bodies == [first] * THREADS
+
+
+def test_a_failed_read_of_the_state_is_leased_too_and_the_application_answers(cdb, monkeypatch):
+    """A database that cannot be asked is asked once per lease, not by every thread: the application answers."""
+    env_id, path = _hierarchy(cdb, depth=1, nodes=1, versions=1)
+    cache = read_cache_of(cdb.app)
+    cache.lease_seconds = 600
+    first = cdb.get(env_id, "r", path, query="effective").body
+    asked, started = [], threading.Barrier(THREADS)
+
+    class FailingReader:
+        available = staticmethod(cache.reader.available)
+
+        @staticmethod
+        def rows(statement):
+            asked.append(statement)
+            time.sleep(0.2)
+            raise read_cache.StatementFailed("the database cannot be asked")
+
+    monkeypatch.setattr(cache, "reader", FailingReader)
+    cache._leases.clear()
+    misses, bodies = cache.store.misses, []
+
+    def read():
+        started.wait()
+        bodies.append(cdb.get(env_id, "r", path, query="effective").body)
+
+    threads = [threading.Thread(target=read) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(asked) == 1 and bodies == [first] * THREADS
+    assert cache.store.misses == misses  # computed by the application, not kept
 
 
 THREADS = 16
