@@ -65,7 +65,8 @@ class KeySet:
         order = [self.primary_id] + sorted((n for n in self.ids if n != self.primary_id), reverse=True)
         self._primary = Fernet(keys[self.primary_id])
         self._all = MultiFernet([Fernet(keys[n]) for n in order])
-        self._remembered = functools.lru_cache(maxsize=REMEMBERED)(self._decrypt)
+        # of the keys, not of the set: no reference cycle keeps an old set's keys alive once it is replaced
+        self._remembered = functools.lru_cache(maxsize=REMEMBERED)(functools.partial(_opened, self._all, path))
 
     def roles(self):
         """``[(number, "staged" | "old" | "primary")]``, what a command shows an operator."""
@@ -84,21 +85,17 @@ class KeySet:
         first (``REMEMBERED``). The set holds the keys that opened them already, and the clear values
         are what every answer kept in memory holds anyway; a token is opened from memory only by the
         set that opened it, so a rotation or a retirement, which loads a new set (``secrets.keyset``,
-        within a second), forgets them with the old keys. Failures are not remembered."""
+        within a second), forgets them with the old keys (nothing but the set holds them, so they go
+        with it, even in a process whose start-up objects ``gc.freeze`` keeps). Failures are not
+        remembered."""
         if type(token) is str and len(token) <= REMEMBERED_LENGTH:
             return self._remembered(token)
-        return self._decrypt(token)
-
-    def _decrypt(self, token):
-        try:
-            return self._all.decrypt(self._token_bytes(token))
-        except InvalidToken:
-            raise self._undecryptable() from None
+        return _opened(self._all, self.path, token)
 
     def is_current(self, token):
         """Whether ``token`` is already encrypted with the primary key (re-encryption skips it)."""
         try:
-            self._primary.decrypt(self._token_bytes(token))
+            self._primary.decrypt(_token_bytes(token, self.path))
         except (InvalidToken, UndecryptableValue):
             return False
         return True
@@ -106,22 +103,32 @@ class KeySet:
     def reencrypt(self, token):
         """``token``'s value encrypted again under the primary key (its Fernet timestamp kept)."""
         try:
-            return self._all.rotate(self._token_bytes(token)).decode("ascii")
+            return self._all.rotate(_token_bytes(token, self.path)).decode("ascii")
         except InvalidToken:
-            raise self._undecryptable() from None
+            raise _undecryptable(self.path) from None
 
-    def _token_bytes(self, token):
-        if isinstance(token, str):
-            if not token.isascii():
-                raise self._undecryptable()
-            token = token.encode("ascii")
-        return token
 
-    def _undecryptable(self):
-        return UndecryptableValue(
-            "No key of the key repository {0} decrypts a stored value: it was encrypted with a key "
-            "that is not there (another repository, or a key already retired). Restore the repository "
-            "the data was encrypted with.".format(self.path))
+def _opened(fernets, path, token):
+    """The bytes ``token`` holds, opened by any of ``fernets`` (a MultiFernet of the repository ``path``)."""
+    try:
+        return fernets.decrypt(_token_bytes(token, path))
+    except InvalidToken:
+        raise _undecryptable(path) from None
+
+
+def _token_bytes(token, path):
+    if isinstance(token, str):
+        if not token.isascii():
+            raise _undecryptable(path)
+        token = token.encode("ascii")
+    return token
+
+
+def _undecryptable(path):
+    return UndecryptableValue(
+        "No key of the key repository {0} decrypts a stored value: it was encrypted with a key "
+        "that is not there (another repository, or a key already retired). Restore the repository "
+        "the data was encrypted with.".format(path))
 
 
 def load(path, create=True):

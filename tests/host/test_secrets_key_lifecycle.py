@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import time
+import weakref
 
 import pytest
 import requests
@@ -248,3 +249,6 @@ def test_a_leaf_opened_again_is_remembered_until_its_key_is_retired(tmp_path, mo
     with pytest.raises(keys.UndecryptableValue):
         sealing.unseal({"a": {sealing.MARKER: token}}, keys.load(path))
     assert sealing.unseal({"a": {sealing.MARKER: token}}, old) == {"a": "s3cret"}  # only the old set opens it
+    replaced = weakref.ref(old)
+    del old
+    assert replaced() is None  # its keys and what they opened go with it, without waiting for a collection
