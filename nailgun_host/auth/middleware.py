@@ -86,6 +86,8 @@ class AuthMiddleware:
         self.local_users = local_users
         self.keystone = keystone
         self.cache = credential_cache.CredentialCache(credential_cache_ttl)
+        #: local mode: Basic headers found right, with the users file they were checked against
+        self.basic_headers = credential_cache.CredentialCache(credential_cache_ttl)
         #: password checks run in these few slots (``check_slots``), counted by ``failures`` (``lockout``)
         self.slots = slots
         self.failures = failures
@@ -137,7 +139,22 @@ class AuthMiddleware:
         if identity is None:
             identity, _access = self.password_check(user, address,
                                                     lambda: self.keystone.check_password(user, password))
-            self.cache.put(user, password, identity)
+            self.cache.put(identity, user, password)
+        return identity
+
+    def basic_identity(self, authorization, address):
+        """The identity of an ``Authorization: Basic`` value. In local mode the same value found right against
+        the users file as it is now is not decoded or checked again (its name's lockout still is); any change
+        of the file checks it anew."""
+        users = self.local_users.content() if self.local_users else None
+        remembered = self.basic_headers.get(authorization) if users is not None else None
+        if remembered is not None and remembered[2] is users:
+            self.failures.refuse_if_locked(remembered[0], address)
+            return remembered[1]
+        user, password = decode_basic(authorization)
+        identity = self.check_password(user, password, address)
+        if users is not None:
+            self.basic_headers.put((user, identity, users), authorization)
         return identity
 
     def _pass(self, identity, environ, start_response):
@@ -203,7 +220,7 @@ class AuthMiddleware:
             environ["HTTP_X_AUTH_TOKEN"] = token  # what auth_token reads: the value checked here
         try:
             if authorization[:6].lower() == "basic ":
-                identity = self.check_password(*decode_basic(authorization), environ.get("REMOTE_ADDR"))
+                identity = self.basic_identity(authorization, environ.get("REMOTE_ADDR"))
             elif token and self.keystone:
                 return self._keystone_token(environ, start_response)
             elif token:
