@@ -66,17 +66,89 @@ def basic():
     return "Basic " + base64.b64encode("{0}:{1}".format(USER, PASSWORD).encode()).decode()
 
 
-def load(request, document):
-    """The environment, its document and one node's; the path?query of the node's effective GET.
-    ``request(method, path, body)`` sends one request (over HTTP or in process)."""
+def load(request, documents):
+    """An environment per document (its node-level document too); ``{label: path?query}`` of a node's effective
+    GET in each. ``request(method, path, body)`` sends one request (over HTTP or in process)."""
     config = "/api/v1/config"
     request("POST", config + "/components", {"name": "fuel", "resource_definitions": [{"name": "astute"}]})
-    request("POST", config + "/environments", {"components": ["fuel"], "hierarchy_levels": ["nodes"]})
-    request("PUT", config + "/environments/1/resources/1/values", document)
-    for node in range(1, NODES + 1):
-        request("PUT", config + "/environments/1/nodes/{0}/resources/1/values".format(node),
-                {"uid": str(node), "fqdn": "node-{0}.domain.tld".format(node)})
-    return config + "/environments/1/nodes/{0}/resources/astute/values?effective".format(NODES // 2)
+    paths = {}
+    for number, (label, document) in enumerate(documents.items(), 1):
+        request("POST", config + "/environments", {"components": ["fuel"], "hierarchy_levels": ["nodes"]})
+        request("PUT", config + "/environments/{0}/resources/1/values".format(number), document)
+        for node in range(1, NODES + 1):
+            request("PUT", config + "/environments/{0}/nodes/{1}/resources/1/values".format(number, node),
+                    {"uid": str(node), "fqdn": "node-{0}.domain.tld".format(node)})
+        paths[label] = config + "/environments/{0}/nodes/{1}/resources/astute/values?effective".format(
+            number, NODES // 2)
+    return paths
+
+
+def chosen(sizes):
+    return {label: document for label, document in sized_documents().items()
+            if label in [SIZES[size] for size in sizes]}
+
+
+# -- over HTTP ------------------------------------------------------------------------------------
+
+def over_http(args):
+    """Ours, the minimal app and nginx under wrk, interleaved rounds; a table of per-round ratios."""
+    backends = ([] if args.no_sqlite else [("SQLite", None)]) + ([("PostgreSQL", args.pg_url)] if args.pg_url else [])
+    print("| document | database | read | ours req/s (rounds) | minimal app req/s | ratio per round | "
+          "p99 ms ours / minimal | nginx file req/s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for backend, pg_url in backends:
+        with tempfile.TemporaryDirectory(prefix="production-limit-") as directory, \
+                database(pg_url, SCRATCH_DB, directory) as db_url:
+            if not pg_url:
+                db_url = "sqlite:///" + os.path.join(directory, "nailgun.db")
+            env = production_settings(directory, db_url)
+            subprocess.run([sys.executable, "-c", "from nailgun_host.db import migration; migration.syncdb({0!r})"
+                            .format(db_url)], check=True, cwd=ROOT)
+            with waitress("nailgun_host.wsgi:application", env) as ours:
+                http = requests.Session()
+                http.headers["Authorization"] = basic()
+
+                def request(method, path, body=None):
+                    http.request(method, ours + path, json=body).raise_for_status()
+
+                paths = load(request, chosen(args.sizes))
+                credential = "Authorization: " + basic()
+                if args.token:
+                    answer = http.post(ours + "/keystone/v2.0/tokens", json={"auth": {"passwordCredentials": {
+                        "username": USER, "password": PASSWORD}}})
+                    answer.raise_for_status()
+                    credential = "X-Auth-Token: " + answer.json()["access"]["token"]["id"]
+                answers, targets = {}, {}
+                for label, path in paths.items():
+                    answer = answers[label] = http.get(ours + path)
+                    answer.raise_for_status()
+                with minimal_app({path: (answers[label].content, [
+                        (h, answers[label].headers[h]) for h in ("Content-Type", "ETag")])
+                        for label, path in paths.items()}) as minimal, \
+                        nginx_files({"/{0}.json".format(label.replace(" ", "")): answers[label].content
+                                     for label in paths}) as nginx:
+                    for label, path in paths.items():
+                        revalidation = "If-None-Match: " + answers[label].headers["ETag"]
+                        targets[label, "200", "ours"] = (ours + path, (credential,))
+                        targets[label, "200", "minimal"] = (minimal + path, ())
+                        targets[label, "200", "nginx"] = (nginx + "/{0}.json".format(label.replace(" ", "")), ())
+                        targets[label, "304", "ours"] = (ours + path, (credential, revalidation))
+                        targets[label, "304", "minimal"] = (minimal + path, (revalidation,))
+                    found = interleaved(targets, args.rounds, lambda target: wrk(
+                        target[0], args.seconds, args.connections, target[1]))
+            for label, path in paths.items():
+                for read in ("200", "304"):
+                    ours_runs, limit_runs = found[label, read, "ours"], found[label, read, "minimal"]
+                    nginx_runs = found.get((label, read, "nginx"))
+                    print("| {0} ({1} B) | {2} | replayed GET {3} | {4} | {5} | {6} | {7:.1f} / {8:.1f} | {9} |".format(
+                        label, len(answers[label].content), backend, read,
+                        ", ".join("{0:.0f}".format(run["rate"]) for run in ours_runs),
+                        ", ".join("{0:.0f}".format(run["rate"]) for run in limit_runs),
+                        ", ".join("{0:.2f}x".format(ratio) for ratio in ratios(ours_runs, limit_runs)),
+                        median(run["p99"] for run in ours_runs), median(run["p99"] for run in limit_runs),
+                        "{0:.0f}".format(median(run["rate"] for run in nginx_runs)) if nginx_runs else "-"),
+                        flush=True)
+    print("load average:", load_average(), "| credential:", "token" if args.token else "Basic")
 
 
 # -- in process -----------------------------------------------------------------------------------
@@ -125,9 +197,6 @@ def per_call(application, environ, seconds):
     return best
 
 
-MINIMAL = None
-
-
 def in_process(args):
     """µs per replayed GET (200 and 304) of ours and of the minimal app, called in process."""
     with tempfile.TemporaryDirectory(prefix="production-limit-") as directory, \
@@ -147,12 +216,9 @@ def in_process(args):
             if not status.startswith("20"):
                 raise RuntimeError("{0} {1}: {2} {3}".format(method, path, status, data[:300]))
 
-        print("| document | database | read | ours µs | minimal app µs | log lines |")
-        print("|---|---|---|---|---|---|")
-        for label, document in sized_documents().items():
-            if label not in [SIZES[size] for size in args.sizes]:
-                continue
-            path = load(request, document)
+        print("| document | database | read | ours µs | minimal app µs |")
+        print("|---|---|---|---|---|")
+        for label, path in load(request, chosen(args.sizes)).items():
             status, headers, body = call(application, environ_of("GET", path))
             minimal = _minimal_app(body, headers)
             for read, extra in (("200", ()), ("304", (("If-None-Match", headers["ETag"]),))):
@@ -190,7 +256,7 @@ def _minimal_app(body, headers):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pg-url", help="also run on PostgreSQL (a user that may create databases)")
-    parser.add_argument("--seconds", type=float, default=3)
+    parser.add_argument("--seconds", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
@@ -201,7 +267,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.in_process:
         return in_process(args)
-    raise SystemExit("over HTTP: not yet")
+    return over_http(args)
 
 
 if __name__ == "__main__":
