@@ -24,6 +24,10 @@ class CredentialCache:
         self._entries = {}
         self._lock = threading.Lock()
 
+    def digest(self, *parts):
+        """The key ``parts`` are remembered under."""
+        return self._digest(parts)
+
     def _digest(self, parts):
         message = b"\0".join(part.encode("utf-8", "surrogatepass") for part in parts)
         return hashlib.blake2b(message, key=self._key, digest_size=32).digest()

@@ -608,3 +608,20 @@ def test_a_token_is_opened_once_while_the_keys_are_unchanged(local_app, monkeypa
     token_keys.rotate(get_engine(), 3600, revoke=True)  # every key but a new one: every token so far is dead
     monkeypatch.setattr(token_keys.TokenKeys._current, "__defaults__", (0.0,))  # the next request reloads them
     local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, status=401)
+
+
+def test_a_basic_header_sent_by_many_threads_at_once_is_checked_once(local_app, monkeypatch):
+    """As when a server's threads find the header's time is up together: one check, and no 503 for want of a slot."""
+    import concurrent.futures
+
+    checks = []
+    checkpw = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda *args: checks.append(1) or checkpw(*args))
+
+    def send(_):
+        app = webtest.TestApp(local_app.app)
+        return app.get("/api/v1/clusters/", headers=basic("reader"), expect_errors=True).status_int
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(send, range(16))) == [200] * 16
+    assert len(checks) == 1
