@@ -123,12 +123,16 @@ class LogFile(logging.handlers.WatchedFileHandler):
             waiting = self._waiting
             while waiting:
                 line = waiting.popleft()
-                lines.append(line if isinstance(line, str) else self._request_line(*line))
+                try:
+                    lines.append(line if isinstance(line, str) else self._request_line(*line))
+                except Exception:  # as logging does with a record it cannot format: said on stderr, not raised
+                    self.handleError(None)
             if lines:
                 try:
                     self.reopenIfNeeded()
                     if self.stream is None:
                         self.stream = self._open()
+                        self._statstream()
                     self.stream.write("\n".join(lines) + "\n")
                 except Exception:
                     self.handleError(None)
