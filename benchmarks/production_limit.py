@@ -21,11 +21,13 @@ cProfile of that loop.
         [--seconds 3] [--rounds 3] [--connections 8] [--sizes 1KB 39KB 1MB] [--token] [--in-process [--profile]]
 """
 import argparse
+import atexit
 import base64
 import contextlib
 import cProfile
 import io
 import json
+import logging
 import os
 import pstats
 import subprocess
@@ -236,6 +238,13 @@ def in_process(args):
                     stats = pstats.Stats(profile)
                     stats.sort_stats("tottime").print_stats(25)
         print("load average:", load_average())
+        from nailgun_host import stats
+
+        atexit.unregister(stats.flush)  # the scratch database goes first
+        root = logging.getLogger()
+        for handler in list(root.handlers):  # the log file's last lines, before its directory goes
+            root.removeHandler(handler)
+            handler.close()
 
 
 def _minimal_app(body, headers):
