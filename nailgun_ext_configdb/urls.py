@@ -21,7 +21,7 @@ URLS = [
           resource_definitions.ConfigResourceDefinitionHandler),
     route("/config/environments", environments.ConfigEnvironmentCollectionHandler),
     route("/config/environments/<environment_id>", environments.ConfigEnvironmentHandler),
-    route("/config/environments/<environment_id>/changes", changes.ConfigChangesHandler),
+    route("/config/environments/<environment_id>/changes", changes.ConfigChangesHandler, shareable=True),
     route("/config/environments/<environment_id>/pins", pins.ConfigPinsHandler),
     route("/config/environments/<environment_id>/pins/<resource>", pins.ConfigPinHandler, resource=".+"),
     route(DOCUMENT + "/keys/<operation>", documents.ConfigDocumentKeysHandler, operation="set|delete",

@@ -5,9 +5,15 @@ It serves the same WSGI application as ``nailgun-api``/waitress, each request ru
 thread pool, so identity, policy, bodies and errors are identical. When a handler may wait
 (``notify.CAN_PARK`` in its environ) and has nothing to answer yet, it answers with
 ``notify.PARK_HEADER`` instead: this server then parks the client on an asyncio future of that
-topic (no thread, no database connection), woken by the process's one ``notify.Listener``, and
-runs the request again once the topic moves or at the deadline (``notify.PARK_DEADLINE``). The
-header never reaches the client. A load balancer sends the feed routes here (docs/api/change-feed.md).
+topic (no thread, no database connection), woken by the process's one ``notify.Listener``, runs the
+request again once the topic moves, and at the deadline of its first park answers the body of its
+last run. The header never reaches the client. A load balancer sends the feed routes here
+(docs/api/change-feed.md).
+
+A write wakes every waiter of its environment at once: they run again in one batch (``Runner``), each
+through the whole stack, and those the application would answer alike share one run of it
+(``nailgun_platform.shared_runs``), so a thousand waiters cost one read of the feed and a thousand
+authentications and log lines.
 
 Why not a ready-made server: gevent/eventlet workers would monkey-patch the whole application
 (SQLAlchemy, psycopg, keystonemiddleware); ASGI adapters of WSGI (a2wsgi, asgiref) hold a thread
@@ -18,10 +24,11 @@ import concurrent.futures
 import io
 import logging
 import sys
+import threading
 import time
 import urllib.parse
 
-from nailgun_platform import notify
+from nailgun_platform import notify, shared_runs
 
 LOG = logging.getLogger(__name__)
 
@@ -29,12 +36,93 @@ LOG = logging.getLogger(__name__)
 HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive", notify.PARK_HEADER.lower()}
 
 
-class Parking:
-    """Parked clients by topic: futures woken on the event loop when the listener hears the topic."""
+class Runner:
+    """Runs requests through the WSGI application on at most ``threads`` pool threads, in batches.
 
-    def __init__(self, loop, listener):
+    A thread takes every request queued when it looks (a write wakes a thousand waiters in one go) and runs
+    them one after the other, each through the whole stack, with one dict for the batch
+    (``shared_runs.ENVIRON_KEY``): requests that the application would answer alike share one run of it.
+    Each answer goes back to the event loop as soon as its request has run.
+    """
+
+    def __init__(self, loop, application, threads):
+        self.loop = loop
+        self.application = application
+        self.threads = threads
+        self.pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="nailgun-feed")
+        self._lock = threading.Lock()
+        self._queued = []
+        self._running = 0  # threads draining the queue
+        self._answered = []  # (future, answer, exception) for the loop to hand over
+        self._handing_over = False
+
+    def run(self, make_environ, future=None):
+        """A future of ``(status line, headers, body)`` of the request whose environ ``make_environ()`` makes."""
+        return self.run_all([(make_environ, future or self.loop.create_future())])[0]
+
+    def run_all(self, requests):
+        """Queue ``[(make_environ, future)]``: each future gets its request's answer (or exception)."""
+        with self._lock:
+            self._queued.extend(requests)
+            start = self._running < self.threads
+            self._running += start
+        if start:
+            self.pool.submit(self._drain)
+        return [future for _, future in requests]
+
+    def _drain(self):  # on a pool thread
+        while True:
+            with self._lock:
+                batch, self._queued = self._queued, []
+                if not batch:
+                    self._running -= 1
+                    return
+            shared = {}
+            for make_environ, future in batch:
+                if future.cancelled():  # its client went away while it was queued
+                    continue
+                try:
+                    environ = make_environ()
+                    environ[shared_runs.ENVIRON_KEY] = shared
+                    self._answer(future, run_wsgi(self.application, environ), None)
+                except BaseException as exc:  # the client gets the server's 500, as from run_in_executor
+                    self._answer(future, None, exc)
+
+    def _answer(self, future, answer, exc):
+        """Hand an answer to the loop: one wake-up of the loop for all the answers made meanwhile (one each
+        would cost more than the request's own run when a thousand share one)."""
+        with self._lock:
+            self._answered.append((future, answer, exc))
+            if self._handing_over:
+                return
+            self._handing_over = True
+        self.loop.call_soon_threadsafe(self._hand_over)
+
+    def _hand_over(self):  # on the loop
+        with self._lock:
+            answered, self._answered = self._answered, []
+            self._handing_over = False
+        for future, answer, exc in answered:
+            if future.done():
+                continue
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(answer)
+
+    def close(self):
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class Parking:
+    """Parked requests by topic: queued to run again (``Runner.run_all``, all of a topic at once) when the
+    listener hears the topic, or alone at their deadline."""
+
+    def __init__(self, loop, listener, runner):
         self.loop = loop
         self.listener = listener
+        self.runner = runner
+        #: topic -> {future: (make_environ, timer)}
         self.waiting = {}
         listener.watch(self._heard)
 
@@ -45,29 +133,37 @@ class Parking:
         self.loop.call_soon_threadsafe(self._wake, topic)
 
     def _wake(self, topic):
-        woken = [f for t, futures in self.waiting.items() if topic is None or t == topic for f in futures]
-        for future in woken:
-            if not future.done():
-                future.set_result(True)
+        woken = []
+        for found in [t for t in self.waiting if topic is None or t == topic]:
+            for future, (make_environ, timer) in self.waiting.pop(found).items():
+                timer.cancel()
+                woken.append((make_environ, future))
+        if woken:
+            self.runner.run_all(woken)
 
-    def count(self):
-        return sum(len(futures) for futures in self.waiting.values())
+    def _expire(self, topic, future):
+        parked = self.waiting.get(topic, {}).pop(future, None)
+        if parked is not None:
+            if not self.waiting[topic]:
+                del self.waiting[topic]
+            self.runner.run(parked[0], future)
 
-    async def park(self, topic, mark, deadline):
-        """Until ``topic`` moves past ``mark`` or ``deadline`` (unix time) passes."""
+    async def park(self, topic, mark, deadline, make_environ):
+        """The answer of the request run again once ``topic`` moves past ``mark``, or at ``deadline`` (the
+        loop's clock)."""
         if self.listener.mark(topic) != mark:
-            return
+            return await self.runner.run(make_environ)
         future = self.loop.create_future()
-        self.waiting.setdefault(topic, set()).add(future)
+        timer = self.loop.call_at(deadline, self._expire, topic, future)
+        self.waiting.setdefault(topic, {})[future] = (make_environ, timer)
         try:
-            await asyncio.wait_for(future, max(0.0, deadline - time.time()))
-        except asyncio.TimeoutError:
-            pass
-        finally:
-            futures = self.waiting.get(topic, set())
-            futures.discard(future)
-            if not futures:
-                self.waiting.pop(topic, None)
+            return await future
+        finally:  # its client went away: forget it
+            parked = self.waiting.get(topic, {}).pop(future, None)
+            if parked is not None:
+                parked[1].cancel()
+                if not self.waiting[topic]:
+                    del self.waiting[topic]
 
 
 def client_address(request, trusted_proxy=None):
@@ -137,30 +233,37 @@ def make_app(application, threads, max_body, trusted_proxy=None):
     ``X-Forwarded-For`` names."""
     from aiohttp import web as aioweb
 
-    pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="nailgun-feed")
     app = aioweb.Application(client_max_size=2 ** 63)  # the WSGI application enforces its own limit
 
     async def start(app):
-        app["parking"] = Parking(asyncio.get_running_loop(), notify.listener())
+        loop = asyncio.get_running_loop()
+        app["runner"] = Runner(loop, application, threads)
+        app["parking"] = Parking(loop, notify.listener(), app["runner"])
 
     async def stop(app):
         app["parking"].close()
-        pool.shutdown(wait=False, cancel_futures=True)
+        app["runner"].close()
 
     async def handle(request):
-        loop = asyncio.get_running_loop()
         body = await _body(request, max_body)
         port = request.transport.get_extra_info("sockname")[1] if request.transport else 0
-        environ = _environ(request, body, port, trusted_proxy)
+
+        def make_environ():
+            return _environ(request, body, port, trusted_proxy)
+
+        loop = asyncio.get_running_loop()
+        status, headers, data = await app["runner"].run(make_environ)
+        deadline = None
         while True:
-            status, headers, data = await loop.run_in_executor(pool, run_wsgi, application, environ)
             park = next((v for k, v in headers if k.lower() == notify.PARK_HEADER.lower()), None)
             if park is None:
                 break
-            topic, deadline, mark = notify.parse_park_header(park)
-            await app["parking"].park(topic, mark, deadline)
-            environ = _environ(request, body, port, trusted_proxy)
-            environ[notify.PARK_DEADLINE] = deadline
+            topic, first_deadline, mark = notify.parse_park_header(park)
+            if deadline is None:  # the request's own, from its first park, on the loop's clock
+                deadline = loop.time() + first_deadline - time.time()
+            if loop.time() >= deadline:
+                break  # what a parking answer says at the deadline: its body
+            status, headers, data = await app["parking"].park(topic, mark, deadline, make_environ)
         code, _, reason = status.partition(" ")
         response = aioweb.Response(status=int(code), reason=reason or None, body=data)
         for name, value in headers:

@@ -23,15 +23,21 @@ LOG = logging.getLogger(__name__)
 CHANNEL = "nailgun"
 #: how the listener's connection shows in pg_stat_activity
 APPLICATION_NAME = "nailgun-notify"
-#: how often the SQLite listener reads the counters, in seconds
+#: how often the SQLite listener reads the counters, in seconds (a development database on one host: a wake
+#: up to this late is not felt by a person following the feed, and each read opens the file)
 POLL_INTERVAL = 0.2
+#: PostgreSQL: how long the listener waits for a notification before it checks that its connection lives, in
+#: seconds (each notification is delivered as it arrives, whatever this is)
+ALIVE_CHECK = 1.0
 #: the longest pause between two reconnection attempts, in seconds
 MAX_BACKOFF = 5.0
 
-#: how a parking server (``nailgun_platform.feed_server``) and a waiting handler talk: the environ keys the
-#: server sets (may park; the deadline of a request it runs again) and the answer header a handler
-#: sets to be parked, ``<topic>;deadline=<unix time>;mark=<generation>.<seq>`` (never sent to clients)
-CAN_PARK, PARK_DEADLINE, PARK_HEADER = "nailgun.can_park", "nailgun.park_deadline", "X-Nailgun-Park"
+#: how a parking server (``nailgun_platform.feed_server``) and a waiting handler talk: the environ key the
+#: server sets (may park) and the answer header a handler sets, with nothing new to answer, to be parked,
+#: ``<topic>;deadline=<unix time>;mark=<generation>.<seq>`` (never sent to clients). The server keeps the
+#: deadline of a request's first park, runs it again when the topic moves past the mark, and at that
+#: deadline answers the body of its last run: a parking answer's body is what the request answers then.
+CAN_PARK, PARK_HEADER = "nailgun.can_park", "X-Nailgun-Park"
 
 #: SQLite only: a signalling table, not data (never migrated; made by the first publish or poll)
 COUNTERS_DDL = "CREATE TABLE IF NOT EXISTS notify_counters (topic VARCHAR(255) PRIMARY KEY, seq INTEGER NOT NULL)"
@@ -140,11 +146,17 @@ class Listener:
             self._woken(None)
             self.connected.set()
             while not self._stopped.is_set():
-                topics = [n.payload for n in connection.notifies(timeout=1.0)]
-                if topics:
-                    self._woken(topics)
-                else:  # notifies() ends quietly on a dead connection: find out
-                    connection.execute("SELECT 1")
+                if not self._hear(connection.notifies(timeout=ALIVE_CHECK)):
+                    connection.execute("SELECT 1")  # notifies() ends quietly on a dead connection: find out
+
+    def _hear(self, notifications):
+        """Wake the waiters of each notification as it arrives, not once a window of them ends (a wake
+        must follow its commit by milliseconds); how many came."""
+        heard = 0
+        for notification in notifications:
+            self._woken([notification.payload])
+            heard += 1
+        return heard
 
     def _poll_sqlite(self):
         """Read the counters every POLL_INTERVAL, each time on a new connection (a development

@@ -6,8 +6,9 @@ back, so a waiting client holds no SQLite read lock and no pool slot, and reads 
 
 Two ways to wait:
 - under ``nailgun-feed`` (the WSGI environ has ``nailgun.can_park``) the handler answers at once
-  with ``X-Nailgun-Park``; the server parks the client with no thread and no connection and runs
-  the request again when the topic moves or at the deadline (``nailgun.park_deadline``);
+  with ``X-Nailgun-Park`` and the empty answer; the server parks the client with no thread and no
+  connection, runs the request again when the topic moves, and answers the empty answer at the deadline
+  (the deadline is the server's business, so that waiters run together share one answer);
 - under a thread-per-request server it waits in its thread, at most ``FEED.thread_waiters`` such
   requests per process; beyond that it answers at once, with ``X-Feed-Waited: 0``.
 """
@@ -44,11 +45,11 @@ class ConfigChangesHandler(ConfigHandler):
         max_wait = (settings.get("FEED") or {}).get("max_wait", DEFAULTS["FEED"]["max_wait"])
         wait = _whole_number("wait", 0, max_wait, default=0)
         limit = _whole_number("limit", 1, changes.MAX_LIMIT, default=changes.DEFAULT_LIMIT)
-        deadline = web.ctx.env.get(notify.PARK_DEADLINE) or time.time() + wait
+        deadline = time.time() + wait
         topic = changes.topic(environment_id)
         mark = notify.mark(topic) if wait else None  # before reading: see notify
         answer = changes.feed(environment_id, since, limit)
-        if answer["changes"] or not wait or time.time() >= deadline:
+        if answer["changes"] or not wait:
             return self.respond(answer)
         if web.ctx.env.get(notify.CAN_PARK):
             web.header(notify.PARK_HEADER, notify.park_header(topic, deadline, mark))

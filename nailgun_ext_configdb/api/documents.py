@@ -26,8 +26,8 @@ import urllib.parse
 
 import web
 
-from nailgun_host.public import (MASKED_HEADER, author, config_sessions, errors, flag_param, id_param, parse_id, policy,
-                                 query, sees_secrets, set_status)
+from nailgun_host.public import (MASKED_HEADER, author, config_sessions, db, errors, flag_param, id_param, parse_id,
+                                 policy, query, sees_secrets, set_status)
 from nailgun_platform.public import patching
 from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
@@ -141,15 +141,15 @@ class ConfigDocumentHandler(ConfigHandler):
         "308": "A resource named by name: the same PATCH to its id-based URL (Location)"})
 
     def body_before_lock(self, environment_id, level_names, ref, kind, **kwargs):
-        """``(the 308 answer of a name, or None; the body)``: a write's body read and decoded (a patch's
-        operations checked, ``PATCH.max_operations`` first) before the environment is locked, so that a
-        large one does not hold the environment's other writers; what the URL names is resolved first
-        (404), as the locked write does again."""
+        """``(the 308 answer of a name, or None; the body; the unlocked target)``: a write's body read and
+        decoded (a patch's operations checked, ``PATCH.max_operations`` first) before the environment is
+        locked, so that a large one does not hold the environment's other writers; what the URL names is
+        resolved first (404), as the locked write does again."""
         target = Target(environment_id, level_names, ref, kind, sessions=False)
         if target.by_name:
-            return target.redirect_to_id(), None
+            return target.redirect_to_id(), None, target
         body = self.body(**kwargs)
-        return None, patching.check_operations(body) if web.ctx.method == "PATCH" else body
+        return None, patching.check_operations(body) if web.ctx.method == "PATCH" else body, target
 
     def GET(self, environment_id, level_names, ref, kind):
         target = Target(environment_id, level_names, ref, kind)
@@ -189,18 +189,35 @@ class ConfigDocumentHandler(ConfigHandler):
         return self.respond(result, tag)
 
     def PUT(self, environment_id, level_names, ref, kind):
-        redirect, data = self.body_before_lock(environment_id, level_names, ref, kind, object_only=True)
+        """The new version is drafted (compared, validated, sealed: nearly all a write's work) before the
+        environment is locked, so that its lock, which orders the environment's writers, is held only to
+        store it and commit; drafted again under the lock when what it was drafted from changed meanwhile
+        (the document, its data source, its level), and under the lock from the start in a session or for
+        a writer bound by patch policies (which read the levels around the document)."""
+        redirect, data, unlocked = self.body_before_lock(environment_id, level_names, ref, kind, object_only=True)
         if redirect is not None:
             return redirect
+        draft = None
+        if not config_sessions.requested() and not bound_by_patch_policy():
+            document = unlocked.view.document()
+            unlocked.check_if_match(document)
+            draft = unlocked.view.draft(data, document, bound=False)
         target = Target(environment_id, level_names, ref, kind, lock=True)
-        document = target.view.document()
-        target.check_if_match(document)
-        target.save(data, document)
+        view = target.view
+        if draft is not None and (view.resource, view.path) == (unlocked.view.resource, unlocked.view.path) \
+                and view.current(draft):
+            view.store(draft, author)
+        else:
+            if draft is not None and draft.document is not None:
+                db.expunge(draft.document)  # read again, as it is now
+            document = view.document()
+            target.check_if_match(document)
+            target.save(data, document)
         set_status(204)
 
     def PATCH(self, environment_id, level_names, ref, kind):
         """RFC 6902 on the document as this identity sees it (masked, staged), all or nothing; 204."""
-        redirect, patch = self.body_before_lock(environment_id, level_names, ref, kind)
+        redirect, patch, _ = self.body_before_lock(environment_id, level_names, ref, kind)
         if redirect is not None:
             return redirect
         target = Target(environment_id, level_names, ref, kind, lock=True)

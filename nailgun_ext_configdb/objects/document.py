@@ -152,39 +152,66 @@ def _max_versions():
     return int(limit) if limit else None
 
 
+class Draft:
+    """A new version of ``document`` (None: there is none yet) worked out from ``data`` (clear), before it is
+    stored: in its stored form, with its changed keys and its secret leaves sealed. This is nearly all a
+    write's work, so a PUT drafts before it locks the environment (``store``; ``current`` says whether the
+    document is still the one drafted over). ``changed`` is empty, and nothing is sealed, when ``data`` is
+    the same JSON as the document's.
+
+    ``data`` must be storable as it is on every database (``validation.check_storable``): a keys operation
+    can make a document deeper than any body it came in. It is stored in ``json_values.stored_form``, what
+    every database gives back; comparisons (no-op, ``changed_keys``) are made on the clear values, so a new
+    token is never a change.
+    """
+
+    def __init__(self, resource, document, data):
+        if not isinstance(data, dict):  # every reader merges objects; a PUT's body is one, a patch keeps it one
+            raise errors.InvalidData("A document must be a JSON object")
+        self.document = document
+        self.head = (document.id, document.version) if document is not None else None
+        self.data = stored_form(check_storable(data))
+        self.changed = changed_keys(document.data if document is not None else {}, self.data)
+        self.sealed = secrets.seal(resource, self.data) if self.changed or document is None else None
+
+    def current(self, environment_id, resource_id, level_path, kind):
+        """Whether the stored document is still the one drafted over (same row, same version): one statement
+        that bypasses the session's objects."""
+        found = db.execute(sa.select(Document.id, Document.version).filter_by(
+            environment_id=environment_id, resource_definition_id=resource_id, level_path=level_path,
+            kind=kind)).first()
+        return (tuple(found) if found is not None else None) == self.head
+
+
 def write(environment, resource, level_path, kind, data, author, document=None, revision=None, session_id=None):
     """Store ``data`` (clear) as a new version; None (and nothing written) when it is the same JSON as the
-    current one.
+    current one (``Draft``, then ``store``)."""
+    document = document or find(environment.id, resource.id, level_path, kind)
+    return store(environment, resource, level_path, kind, Draft(resource, document, data), author, revision,
+                 session_id)
+
+
+def store(environment, resource, level_path, kind, draft, author, revision=None, session_id=None):
+    """Store ``draft`` as a new version; None (and nothing written) when it changes nothing.
 
     Each write bumps the environment's revision, unless ``revision`` is given: a session's deploy
     bumps it once and every document it writes shares that revision (and names itself,
-    ``session_id``, in the change feed).
-
-    ``data`` must be storable as it is on every database (``validation.check_storable``):
-    a keys operation can make a document deeper than any body it came in. It is stored
-    in ``json_values.stored_form``, what every database gives back, with its secret leaves
-    sealed (``secrets.seal``); the objects keep the clear values for the rest of the request,
-    and comparisons (no-op, ``changed_keys``) are made on them, so a new token is never a change.
+    ``session_id``, in the change feed). The caller holds the environment's row lock, and the draft
+    is of the current document. The objects keep the clear values for the rest of the request.
     """
-    if not isinstance(data, dict):  # every reader merges objects; a PUT's body is one, a patch keeps it one
-        raise errors.InvalidData("A document must be a JSON object")
-    data = stored_form(check_storable(data))
-    resource_id = resource.id
-    document = document or find(environment.id, resource_id, level_path, kind)
-    old = document.data if document is not None else {}
-    changed = changed_keys(old, data)
-    if document is not None and not changed:
+    document, data = draft.document, draft.data
+    if document is not None and not draft.changed:
         return None
     if document is None:
-        document = Document(environment_id=environment.id, resource_definition_id=resource_id,
+        document = Document(environment_id=environment.id, resource_definition_id=resource.id,
                             level_path=level_path, kind=kind, version=0, revision=0, data={})
         db.add(document)
     environment.revision = revision = environment.revision + 1 if revision is None else revision
     document.revision = revision
     document.version += 1
     stored = DocumentVersion(version=document.version, revision=revision, author=author,
-                             changed_keys=changed)
-    storage.driver().write(environment, resource, document, stored, secrets.seal(resource, data), author)
+                             changed_keys=draft.changed)
+    storage.driver().write(environment, resource, document, stored, draft.sealed, author)
     # SQLAlchemy compares JSON with ==, which would skip the UPDATE when only a type changed
     orm.attributes.flag_modified(document, "data")
     db.flush()

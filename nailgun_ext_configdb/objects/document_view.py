@@ -65,18 +65,29 @@ class DocumentView:
         return self.write(data, document, author, bound)
 
     def write(self, data, document, author, bound):
-        """Store ``data`` over ``document``; the mask at a secret leaf keeps the stored value. What it
-        changes, in it and in the effective values at its level, must be what the definition's patch
-        policy allows when the writer is ``bound`` by it (``write_policy``). ``author()``: whom the
-        version is recorded as written by, asked once every check has passed."""
+        """Store ``data`` over ``document`` (``draft``, then ``store``)."""
+        return self.store(self.draft(data, document, bound), author)
+
+    def draft(self, data, document, bound):
+        """The new version ``data`` makes of ``document`` (``document.Draft``); the mask at a secret leaf
+        keeps the stored value. What it changes, in it and in the effective values at its level, must be
+        what the definition's patch policy allows when the writer is ``bound`` by it (``write_policy``)."""
         stored = document.data if document is not None else {}
         data = secrets.unmask(self.resource, data, stored)
         if bound:
             write_policy.check(self.environment, self.resource, self.path, self.kind, stored, data)
         if self.kind == VALUES:
             resource_definition.validate_values(self.resource, data)
-        return document_obj.write(self.environment, self.resource, self.path, self.kind, data, author(),
-                                  document=document)
+        return document_obj.Draft(self.resource, document, data)
+
+    def current(self, draft):
+        """Whether ``draft`` is still of the stored document (``document.Draft.current``)."""
+        return draft.current(self.environment.id, self.resource.id, self.path, self.kind)
+
+    def store(self, draft, author):
+        """Store ``draft``; the stored version, or None (nothing changed). ``author()``: whom the version is
+        recorded as written by, asked once every check has passed."""
+        return document_obj.store(self.environment, self.resource, self.path, self.kind, draft, author())
 
     def effective_state(self):
         """What the effective values here are a function of, read without their content (one light

@@ -28,7 +28,7 @@ HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _PLACEHOLDER = re.compile(r"<([a-z_]+)>")
 
 
-def route(template, handler, fingerprint=None, **patterns):
+def route(template, handler, fingerprint=None, shareable=False, **patterns):
     """A URL map entry ``{"uri": regex, "handler": class, "template": template, "patterns": patterns}``.
 
     ``template`` is the path as the docs' API tables show it, e.g. ``/clusters/<cluster_id>/model``.
@@ -38,6 +38,10 @@ def route(template, handler, fingerprint=None, **patterns):
     ``fingerprint``: the GET answers of this route may be replayed from memory while this function of a
     statement reader returns the same (``nailgun_platform.read_cache`` says what it must cover); the entry
     then has it too.
+
+    ``shareable``: a GET answer of this route depends on nothing but its path, its query, ``If-None-Match``, the
+    database and whether the identity may read through the route's rule and sees secrets, so requests run
+    together may share one run (``nailgun_platform.shared_runs``). A route with a fingerprint is.
     """
     def placeholder(match):
         name = match.group(1)
@@ -51,6 +55,8 @@ def route(template, handler, fingerprint=None, **patterns):
     entry = {"uri": regex.rstrip("/") + "/?", "handler": handler, "template": template, "patterns": patterns}
     if fingerprint is not None:
         entry["fingerprint"] = fingerprint
+    if shareable or fingerprint is not None:
+        entry["shareable"] = True
     return entry
 
 

@@ -36,6 +36,7 @@ from nailgun_platform import session_history
 
 HEADER = "X-Configuration-Session"
 STATE_HEADER = "X-Configuration-Session-State"
+_ENVIRON_KEY = "HTTP_" + HEADER.upper().replace("-", "_")
 #: a session id: uuid4 hex; anything else names no session (404)
 _SESSION_ID = re.compile("[0-9a-f]{32}")
 #: what the routes take where a session id goes: any segment, so that the policy answers first (a reader's
@@ -65,11 +66,16 @@ def _invalid(session):
         [config_session.to_dict(session)])
 
 
+def requested():
+    """Whether the request names a session (``X-Configuration-Session``)."""
+    return _ENVIRON_KEY in web.ctx.env
+
+
 def request_session(scope, write, required=False):
     """The session the request's header names, checked against ``scope`` and the identity; None without
     the header (400 with ``required``: seed 000's model PATCH). For ``write`` it is locked (the caller
     already holds the environment's locks) and open."""
-    value = web.ctx.env.get("HTTP_X_CONFIGURATION_SESSION")
+    value = web.ctx.env.get(_ENVIRON_KEY)
     if value is None:
         if required:
             raise errors.InvalidData("{0} header is required".format(HEADER))

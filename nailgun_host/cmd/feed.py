@@ -1,11 +1,32 @@
 """``nailgun-feed``: serve the API for long-waiting readers (``nailgun_platform.feed_server``)."""
 import argparse
+import resource
 import sys
 
 from nailgun_host.cmd import startup
 from nailgun_host.cmd.startup import StartupError
 from nailgun_host.settings import settings
 from nailgun_platform import feed_server
+
+#: connections waiting to be accepted (the kernel caps it at net.core.somaxconn): a thousand readers
+#: coming back at once after a write are not made to retry their SYN
+BACKLOG = 4096
+#: the soft limit of open files taken when the hard one is infinite (the kernel's default fs.nr_open)
+OPEN_FILES_WITHOUT_LIMIT = 1024 * 1024
+
+
+def raise_open_files_limit():
+    """Every parked reader holds a socket: the soft limit of open files up to the hard one (a 1024 soft limit
+    would refuse the 1,000th reader); the limit it is now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = OPEN_FILES_WITHOUT_LIMIT if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+        except (ValueError, OSError):  # above the kernel's fs.nr_open
+            return soft
+        return wanted
+    return soft
 
 
 def build_parser():
@@ -39,15 +60,17 @@ def main(args):
     startup.use_database(url, migrate=False)
     app = feed_server.make_app(startup.build_wsgi(), max(1, args.threads), int(settings["MAX_REQUEST_BODY"]),
                                   args.trusted_proxy)
-    print("Nailgun feed server on http://{0}:{1}/api/v1 ({2}, authentication: {3})".format(
-        args.host, args.port, startup.shown(url), settings["AUTH"]["method"]), file=sys.stderr, flush=True)
+    open_files = raise_open_files_limit()
+    print("Nailgun feed server on http://{0}:{1}/api/v1 ({2}, authentication: {3}, open files: {4})".format(
+        args.host, args.port, startup.shown(url), settings["AUTH"]["method"], open_files), file=sys.stderr,
+        flush=True)
     from nailgun_host import stats
     from nailgun_host.app import settle
 
     settle()
     stats.start_flushing(settings["STATS"]["flush_seconds"])
     try:
-        aioweb.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+        aioweb.run_app(app, host=args.host, port=args.port, print=None, access_log=None, backlog=BACKLOG)
     except OSError as exc:
         raise StartupError("cannot listen on {0}:{1}: {2}".format(args.host, args.port, exc))
     return 0

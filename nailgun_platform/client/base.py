@@ -89,7 +89,8 @@ class APIClient:
         response = self.transport.send(method, url, data=body, params=params, headers=all_headers,
                                        timeout=self.timeout if timeout is None else timeout)
         if response.status_code >= 400:
-            raise APIError(response.status_code, _error_message(response), response.text)
+            raise APIError(response.status_code, _error_message(response), response.text,
+                           retry_after=_retry_after(response))
         if raw:
             return response
         if response.status_code == 204 or not response.content:
@@ -125,6 +126,12 @@ class APIClient:
 
 def is_masked(headers):
     return headers.get(MASKED_HEADER, "").strip().lower() == "true"
+
+
+def _retry_after(response):
+    """The seconds of the answer's ``Retry-After`` (the API sends seconds, never a date), or None."""
+    value = response.headers.get("Retry-After", "").strip()
+    return int(value) if value.isascii() and value.isdigit() else None
 
 
 def _error_message(response):

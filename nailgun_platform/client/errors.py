@@ -5,14 +5,16 @@ from nailgun_platform.client.documents import conflict_line, entries
 
 class APIError(Exception):
     """An HTTP error answer, or no answer; ``str()`` is the message shown to the user. ``cause`` names why
-    there was no answer (``failures.Failure.cause``: "refused", "timeout", "hostname mismatch", ...)."""
+    there was no answer (``failures.Failure.cause``: "refused", "timeout", "hostname mismatch", ...);
+    ``retry_after`` the seconds of the answer's ``Retry-After``, if it had one (in seconds)."""
 
-    def __init__(self, status, message, body=None, cause=None):
+    def __init__(self, status, message, body=None, cause=None, retry_after=None):
         super().__init__(message)
         self.status = status
         self.message = message
         self.body = body
         self.cause = cause
+        self.retry_after = retry_after
 
 
 def passes(error):

@@ -140,3 +140,29 @@ def test_effective_get_in_a_session_is_constant_in_depth_nodes_versions_and_stag
         big_env, "r", big_path, query=query, headers=dict(big_header, **{"If-None-Match": answer.headers["ETag"]}),
         status=304))
     assert revalidation == 5  # no documents read, no merge
+
+
+def test_a_put_drafts_before_it_locks_and_stores_in_a_constant_number_of_statements(cdb, query_counter, db_url):
+    """ConfigDB's statements of a PUT (the notification the host sends at commit left out): the target and the
+    stored document read unlocked, the new version drafted from them; then the environment locked, the target
+    resolved again and the document's head compared (``document.Draft.current``); then the writes. The same
+    JSON again writes nothing."""
+    rid = cdb.component("c", ["r"])["resource_definitions"][0]["id"]
+    env = cdb.environment(["c"])["id"]
+
+    def put(data):
+        with query_counter.counting():
+            cdb.put(env, rid, {"big": list(range(200)), **data})
+        return [s for s in query_counter.statements if "configdb_" in s]
+
+    reads = ["configdb_environments", "configdb_resource_definitions", "configdb_documents"] * 2
+    writes = ["UPDATE configdb_environments", "INSERT INTO configdb_document_versions",
+              "INSERT INTO configdb_changes", "DELETE FROM configdb_changes"]
+    for data, stored in (({"a": 1}, "INSERT INTO configdb_documents"), ({"a": 2}, "UPDATE configdb_documents"),
+                         ({"a": 2}, None)):
+        statements = put(data)
+        expected = reads + ([stored] + writes if stored else [])
+        assert len(statements) == len(expected)
+        assert all(name in statement for name, statement in zip(expected, statements)), statements
+        if db_url.startswith("postgresql"):
+            assert [i for i, s in enumerate(statements) if "FOR UPDATE" in s] == [3]  # after the document's read

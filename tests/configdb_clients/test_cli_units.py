@@ -109,3 +109,71 @@ def test_the_cli_imports_nothing_of_the_server():
     result = subprocess.run([sys.executable, "-c", BLOCKER], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["34", "[]"]  # 24, issue 12: patch, changes, deployments, 6 session; 13: env pin
+
+
+class _Answers:
+    """A transport answering each request with the next of ``answers``: (status, headers)."""
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.sent = []
+
+    def send(self, method, url, **kwargs):
+        import requests
+        self.sent.append((method, url))
+        status, headers = self.answers.pop(0)
+        response = requests.Response()
+        response.status_code, response.headers = status, requests.structures.CaseInsensitiveDict(headers)
+        response._content = b'{"message": "Too many passwords are being checked now"}' if status >= 400 else b"{}"
+        return response
+
+
+def _uploader(answers):
+    from nailgun_platform.client.base import APIClient
+    transport = _Answers(answers)
+    uploader = upload.Uploader(APIClient(root="http://127.0.0.1:1", settings={}, transport=transport), 1, jobs=1)
+    uploader.definition_ids = {"astute": 5}
+    return uploader, transport
+
+
+BUSY = (503, {"Retry-After": "1"})
+
+
+def test_a_put_the_busy_server_answers_503_with_retry_after_is_sent_again_after_the_wait(monkeypatch):
+    """As an upload with HTTP Basic outlasts the server's credential cache, several PUTs need a password check at
+    once, more than the server checks at a time: it answers 503 with Retry-After and the upload goes on."""
+    waits = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    uploader, transport = _uploader([BUSY, BUSY, (200, {})])
+    uploader.upload({"node-1": {"astute": {"a": 1}}})
+    assert waits == [1, 1]
+    assert transport.sent == [("PUT", "http://127.0.0.1:1/api/v1/config/environments/1/nodes/node-1/resources/5/"
+                                      "values")] * 3
+
+
+@pytest.mark.parametrize("answers, waited", [
+    ([BUSY] * (upload.BUSY_RETRIES + 1), upload.BUSY_RETRIES),  # still busy after the retries: its message
+    ([(503, {})], 0),  # no Retry-After: the server does not say it will pass soon
+    ([(500, {"Retry-After": "1"})], 0),
+    ([(409, {"Retry-After": "1"})], 0),
+])
+def test_other_failures_and_a_server_busy_for_long_end_the_upload_with_the_servers_message(monkeypatch, answers,
+                                                                                           waited):
+    waits = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    uploader, transport = _uploader(answers)
+    with pytest.raises(upload.APIError) as failure:
+        uploader.upload({"node-1": {"astute": {"a": 1}}})
+    assert failure.value.status == answers[-1][0]
+    assert str(failure.value).startswith("Too many passwords are being checked now")
+    assert len(waits) == waited and len(transport.sent) == waited + 1
+
+
+def test_an_answer_with_retry_after_in_seconds_says_so_and_a_date_is_not_read():
+    from nailgun_platform.client.base import APIClient
+    client = APIClient(root="http://127.0.0.1:1", settings={}, transport=_Answers([
+        (503, {"Retry-After": "7"}), (503, {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"})]))
+    for expected in (7, None):
+        with pytest.raises(upload.APIError) as failure:
+            client.get("nodes/")
+        assert failure.value.retry_after == expected

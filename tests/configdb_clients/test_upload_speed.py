@@ -1,6 +1,7 @@
-"""What makes ``config upload`` fast (issue 14) changes nothing it reads, writes or says.
+"""What makes ``config upload`` fast (issues 14 and 27) changes nothing it reads, writes or says.
 
-libyaml parses the Hiera files in place of PyYAML's pure-Python parser: the documents read must be the same,
+libyaml parses the Hiera files in place of PyYAML's pure-Python parser, and plain documents are built from its
+events (``plain_yaml``) rather than composed and constructed: the documents read must be the same,
 types included (``repr``: ``1 == True`` in Python), and a malformed file must give the same message. The
 node directories are parsed in several processes and the PUTs go several at a time: what is stored, what
 is printed and the exit code stay those of one PUT at a time. The timings are in benchmarks/config_upload.py.
@@ -9,6 +10,7 @@ Where libyaml and the pure-Python scanner disagree, off these generators: a tab 
 allows and only the pure-Python scanner refused (such a file is read now); an empty value tagged only ``!``
 (null for one, "" for the other); byte order marks and NEL characters inside a document.
 """
+import io
 import json
 import re
 import subprocess
@@ -18,7 +20,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from nailgun_ext_configdb.cli import upload
+from nailgun_ext_configdb.cli import plain_yaml, upload
 from nailgun_ext_configdb.cli.paths import ConfigDBError
 from tests.configdb_clients.conftest import HIERA_TREE
 
@@ -114,6 +116,75 @@ def test_both_loaders_read_dumped_documents_alike(document, style):
     assert read(text, upload.HieraCLoader) == read(text, upload.HieraLoader)
 
 
+def parsed(text):
+    """What ``config upload`` makes of ``text``: the document's repr (types show), or the error's kind."""
+    path = io.StringIO(text)
+    try:
+        return repr(upload.parse(path))
+    except yaml.YAMLError as exc:
+        return type(exc).__name__
+
+
+@needs_libyaml
+@settings(max_examples=150, deadline=None)
+@given(HAND_WRITTEN)
+def test_hand_written_hiera_built_from_events_is_what_the_loader_reads(text):
+    assert parsed(text) == read(text, upload.HieraLoader)
+
+
+@needs_libyaml
+@settings(max_examples=150, deadline=None)
+@given(DOCUMENTS, DUMP_STYLES)
+def test_dumped_documents_built_from_events_are_what_the_loader_reads(document, style):
+    text = yaml.safe_dump(document, **style)
+    assert parsed(text) == read(text, upload.HieraLoader)
+
+
+#: what is more than plain mappings, sequences and scalars: read by the loader itself, as before
+UNUSUAL = {
+    "anchor and alias": "base: &b {a: 1}\ncopy: *b\n",
+    "anchored scalar": "a: &x 1\nb: *x\n",
+    "merge key": "base: &b {a: 1}\nnode: {<<: *b, c: 2}\n",
+    "merge key without alias": "node: {<<: {a: 1}, c: 2}\n",
+    "explicit tag": "port: !!str 8080\nflag: !!bool yes\n",
+    "tagged mapping": "m: !!map {a: 1}\n",
+    "non-specific tag": "a: ! 12\n",
+    "local tag": "a: !custom 12\n",
+    "value key": "a: =\n",
+    "mapping as a key": "? {a: 1}\n: b\n",
+    "sequence as a key": "? [a, b]\n: c\n",
+    "two documents": "a: 1\n---\nb: 2\n",
+    "a set": "!!set {a, b}\n",
+    "binary": "b: !!binary aGVsbG8=\n",
+}
+
+
+@needs_libyaml
+@pytest.mark.parametrize("text", UNUSUAL.values(), ids=UNUSUAL.keys())
+def test_documents_beyond_plain_ones_are_left_to_the_loader_and_read_alike(text):
+    with pytest.raises(plain_yaml.Unusual):
+        plain_yaml.load(text, upload.Loader)
+    assert parsed(text) == read(text, upload.HieraLoader)
+
+
+@needs_libyaml
+def test_hiera_files_as_nailgun_writes_them_are_built_from_events(monkeypatch):
+    """The fixture tree (Fuel's data sources) takes the fast way: no file of it is left to the loader."""
+    def composed(*args, **kwargs):
+        raise AssertionError("a Hiera file was composed by the loader")
+
+    monkeypatch.setattr(upload.yaml, "load", composed)
+    assert upload.read_tree(str(HIERA_TREE))
+
+
+@needs_libyaml
+def test_plain_scalars_repeated_in_a_document_are_new_objects_only_as_the_loader_makes_them():
+    """Each distinct text is resolved once: equal scalars are shared, mappings and sequences never are."""
+    document = plain_yaml.load("a: [1, 2]\nb: [1, 2]\nc: {x: yes}\nd: {x: yes}\n", upload.Loader)
+    assert document == {"a": [1, 2], "b": [1, 2], "c": {"x": True}, "d": {"x": True}}
+    assert document["a"] is not document["b"] and document["c"] is not document["d"]
+
+
 def outcome(path):
     """``load_source``'s answer for a file: the document's repr, or the message shown to the user."""
     try:
@@ -170,7 +241,7 @@ class NoLibyaml:
 
 sys.meta_path.insert(0, NoLibyaml())
 import yaml
-from nailgun_ext_configdb.cli import upload
+from nailgun_ext_configdb.cli import plain_yaml, upload
 assert not yaml.__with_libyaml__ and upload.Loader is upload.HieraLoader
 print(repr(upload.read_tree(sys.argv[1])))
 """

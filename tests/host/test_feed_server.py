@@ -5,6 +5,7 @@ What is asserted is counted (threads, answers, headers); the one time asserted i
 a waiter is answered within ``WOKEN_WITHIN`` of the write that wakes it, well before its ``wait``.
 """
 import contextlib
+import datetime
 import json
 import os
 import select
@@ -29,12 +30,13 @@ FEED_THREADS = 4
 class FeedServer:
     """A real ``nailgun-feed`` on a free loopback port, sharing the test database."""
 
-    def __init__(self, db_url, threads=FEED_THREADS):
+    def __init__(self, db_url, threads=FEED_THREADS, env=None, preexec_fn=None):
         self.port = free_port()
         self.url = "http://127.0.0.1:{0}".format(self.port)
         self.process = subprocess.Popen(
             [os.path.join(BIN, "nailgun-feed"), "--db-url", db_url, "--port", str(self.port),
-             "--threads", str(threads)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             "--threads", str(threads)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=dict(os.environ, **(env or {})), preexec_fn=preexec_fn)
         deadline = time.monotonic() + 30
         while True:
             assert self.process.poll() is None, "nailgun-feed exited with {0}".format(self.process.returncode)
@@ -58,31 +60,32 @@ def feed_server(migrated_db, db_url):
     server.stop()
 
 
-def setup_environment(base):
+def setup_environment(base, headers=None):
     """A component with one resource and an environment over nodes; ``(environment id, resource id)``."""
     component = requests.post(base + API + "/components", json={
-        "name": "comp", "resource_definitions": [{"name": "res", "content": {}}]}, timeout=30).json()
+        "name": "comp", "resource_definitions": [{"name": "res", "content": {}}]}, headers=headers, timeout=30).json()
     environment = requests.post(base + API + "/environments", json={
-        "components": [component["id"]], "hierarchy_levels": ["nodes"]}, timeout=30).json()
+        "components": [component["id"]], "hierarchy_levels": ["nodes"]}, headers=headers, timeout=30).json()
     return environment["id"], component["resource_definitions"][0]["id"]
 
 
-def write(base, env_id, rid, data):
+def write(base, env_id, rid, data, headers=None):
     response = requests.put("{0}{1}/environments/{2}/resources/{3}/values".format(base, API, env_id, rid),
-                            json=data, timeout=30)
+                            json=data, headers=headers, timeout=30)
     assert response.status_code == 204, response.text
     return time.monotonic()
 
 
 class Waiter(threading.Thread):
-    def __init__(self, base, env_id, since=0):
+    def __init__(self, base, env_id, since=0, headers=None, wait=WAIT):
         super().__init__(daemon=True)
-        self.url = "{0}{1}/environments/{2}/changes?since={3}&wait={4}".format(base, API, env_id, since, WAIT)
+        self.url = "{0}{1}/environments/{2}/changes?since={3}&wait={4}".format(base, API, env_id, since, wait)
+        self.headers = headers
         self.response = self.answered = None
         self.start()
 
     def run(self):
-        self.response = requests.get(self.url, timeout=WAIT + 30)
+        self.response = requests.get(self.url, headers=self.headers, timeout=WAIT + 30)
         self.answered = time.monotonic()
 
 
@@ -95,9 +98,9 @@ def assert_woken(waiter, written):
     assert waiter.answered - written < WOKEN_WITHIN
 
 
-def settle(base, env_id):
+def settle(base, env_id, headers=None):
     """One plain read of the feed through ``base``: the waiters started before have reached it."""
-    assert requests.get("{0}{1}/environments/{2}/changes?since=0".format(base, API, env_id),
+    assert requests.get("{0}{1}/environments/{2}/changes?since=0".format(base, API, env_id), headers=headers,
                         timeout=30).status_code == 200
 
 
@@ -212,3 +215,63 @@ def test_the_client_is_the_peer_or_what_the_trusted_proxy_says(peer, trusted, fo
     headers = CIMultiDict(("X-Forwarded-For", value) for value in forwarded)
     request = test_utils.make_mocked_request("GET", "/api/v1/version", headers=headers, transport=Transport())
     assert client_address(request, trusted) == client
+
+
+def test_a_parked_waiter_is_answered_at_its_own_deadline_and_its_neighbour_waits_on(live_server, feed_server):
+    env_id, rid = setup_environment(live_server.url)
+    short = Waiter(feed_server.url, env_id, wait=1)
+    long = Waiter(feed_server.url, env_id)
+    short.join(WAIT)
+    assert short.response.status_code == 200 and short.response.json()["changes"] == []
+    assert "X-Nailgun-Park" not in short.response.headers
+    assert long.response is None
+    assert_woken(long, write(live_server.url, env_id, rid, {"a": 1}))
+
+
+def test_waiters_woken_together_are_each_authenticated_again(db_url, migrated_db, tmp_path):
+    """A token that expired while its request was parked, and a user removed from the users file meanwhile,
+    get 401 when a write wakes them, as they would at once; the admin parked with them gets the change."""
+    from tests.auth import LOCAL_USERS, ROLES, auth_server, basic, local_settings, write_users_file
+
+    api = auth_server(db_url, local_settings(token_ttl=3), directory=str(tmp_path))
+    feed = FeedServer(db_url, env={"NAILGUN_CONFIG": api.config_file})
+    try:
+        admin = basic("admin")
+        env_id, rid = setup_environment(api.url, admin)
+        login = requests.post(api.url + "/keystone/v2.0/tokens", json={"auth": {"passwordCredentials": {
+            "username": "admin", "password": LOCAL_USERS["admin"]}, "tenantName": "admin"}}, timeout=30).json()
+        token = {"X-Auth-Token": login["access"]["token"]["id"]}
+        waiters = {"token": Waiter(feed.url, env_id, headers=token), "admin": Waiter(feed.url, env_id, headers=admin),
+                   "reader": Waiter(feed.url, env_id, headers=basic("reader"))}
+        settle(feed.url, env_id, admin)
+        time.sleep(0.5)  # lets the waiters park (the wake comes seconds later anyway)
+        assert {name: w.response for name, w in waiters.items()} == dict.fromkeys(waiters)  # all parked
+        write_users_file(api.users_file, {name: (LOCAL_USERS[name], ROLES[name]) for name in ROLES if name != "reader"})
+        time.sleep(max(0.0, datetime.datetime.fromisoformat(
+            login["access"]["token"]["expires"].replace("Z", "+00:00")).timestamp() - time.time() + 0.2))
+        write(api.url, env_id, rid, {"a": 1}, admin)
+        for waiter in waiters.values():
+            waiter.join(WAIT + 30)
+        assert waiters["token"].response.status_code == 401
+        assert waiters["reader"].response.status_code == 401
+        assert waiters["admin"].response.status_code == 200
+        assert [c["revision"] for c in waiters["admin"].response.json()["changes"]] == [1]
+    finally:
+        feed.stop()
+        api.stop()
+
+
+def test_the_feed_raises_its_open_files_soft_limit_to_the_hard_one(migrated_db, db_url):
+    """Each parked reader holds a socket: a soft limit of 1024 (systemd's default) would refuse the 1,000th."""
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard <= 256:
+        pytest.skip("the hard limit of open files is {0}: nothing to raise".format(hard))
+    server = FeedServer(db_url, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard)))
+    try:
+        with open("/proc/{0}/limits".format(server.process.pid)) as limits:
+            soft, limit = next(line.split()[3:5] for line in limits if line.startswith("Max open files"))
+        assert soft == limit != "256"
+    finally:
+        server.stop()

@@ -5,6 +5,7 @@ Publications made by another process reach this one's listener; a rolled-back on
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 import sqlalchemy as sa
@@ -117,3 +118,19 @@ def test_thread_waiters_are_capped_by_the_settings(migrated_db):
 def test_park_headers_round_trip():
     value = notify.park_header("configdb:7", 1700000000.125, (3, 41))
     assert notify.parse_park_header(value) == ("configdb:7", 1700000000.125, (3, 41))
+
+
+def test_each_notification_wakes_its_waiters_as_it_arrives_not_when_the_listening_window_ends(listener):
+    """PostgreSQL's notifications come from a generator that runs for ``ALIVE_CHECK`` seconds: the waiters of
+    the first must be woken before the generator is asked for the next (the wake follows its commit)."""
+    marks = {topic: listener.mark(topic) for topic in ("t:first", "t:second")}
+    seen_moved = []
+
+    def notifications():
+        yield types.SimpleNamespace(payload="t:first")
+        seen_moved.append(listener.mark("t:first") != marks["t:first"])
+        yield types.SimpleNamespace(payload="t:second")
+        seen_moved.append(listener.mark("t:second") != marks["t:second"])
+
+    assert listener._hear(notifications()) == 2
+    assert seen_moved == [True, True]

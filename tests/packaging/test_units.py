@@ -50,6 +50,13 @@ def test_both_units_are_confined_alike():
     assert hardening(UNITS[0]) == hardening(UNITS[1])
 
 
+def test_the_feed_may_hold_ten_thousand_parked_readers_and_their_sockets():
+    """Each parked reader holds a socket: systemd's default hard limit of open files is 4096 on older
+    versions (the feed raises its soft limit to the hard one at start)."""
+    unit = next(unit for unit in UNITS if unit.name == "nailgun-feed.service")
+    assert int(re.search(r"^LimitNOFILE=(\d+)$", unit.read_text(), re.M).group(1)) >= 10000 + 1024
+
+
 def test_the_units_and_the_log_rotation_are_the_service_users():
     """Both units run as the package's own user (not Fuel's ``nailgun``), and logrotate works in its log
     directory as that user (``su``): logrotate refuses a directory another user may write to otherwise."""

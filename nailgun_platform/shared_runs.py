@@ -1,0 +1,91 @@
+"""Requests run together share one run of the application when it would answer them alike.
+
+When a write wakes a thousand readers of one environment's change feed, ``nailgun-feed``
+(``nailgun_platform.feed_server``) runs their requests again in a batch: the requests it takes
+together from its queue, each through the whole stack (request log, authentication, statistics), as
+before. Only the application behind them runs once per answer: the first GET of a batch for a
+path, query and ``If-None-Match`` by an identity that may read it and sees secrets (or not) is run,
+and the others of the batch alike get its status, headers and body. A route opts in
+(``route(..., shareable=True)``, or a fingerprint: ``nailgun_platform.read_cache`` asks the same of
+its answers) when its GET answers depend on nothing else but the database.
+
+Why an answer shared is one the request could have got on its own: every request of a batch was
+waiting for a thread before the batch began, so a run that starts after that reads a state that
+existed while each of them was waiting for its answer, as its own run would have. Why no one sees
+what they may not: authentication runs for every request (a token that expired or was revoked
+while its request was parked gets its 401), and a request shares only with requests that the
+route's read rule lets in as well and that see secrets as it does (``access``, the read cache's
+question); one the rule refuses, with no identity, in a configuration session or not a GET, runs on
+its own.
+"""
+import re
+
+from nailgun_platform.read_cache import SESSION_HEADER
+from nailgun_platform.whole_answer import answered
+
+#: the environ key under which the server hands the requests of one batch the same dict
+ENVIRON_KEY = "nailgun.shared_runs"
+#: paths whose route is remembered (then forgotten all at once)
+ROUTED_PATHS = 4096
+
+
+class SharedRuns:
+    """WSGI middleware behind authentication (see the module): ``access(environ, rule)`` is None when the
+    request has no identity or ``rule`` refuses it, else whether it sees secrets."""
+
+    def __init__(self, app, routes, prefixes, access):
+        self.app = app
+        self.access = access
+        # web.py takes the first route that matches, in order: so does ``_rule``
+        self._routes = [([re.compile(prefix + entry["uri"] + r"\Z") for prefix in prefixes],
+                         entry["handler"].policy_rule("GET") if entry.get("shareable") else None)
+                        for entry in routes]
+        self._rules = {}
+
+    def _rule(self, path):
+        """The read rule of the route that answers ``path`` if that route is shareable, else None; remembered
+        for the last ``ROUTED_PATHS`` paths (a batch asks for the same one a thousand times)."""
+        found = self._rules.get(path, self)
+        if found is self:
+            found = next((rule for patterns, rule in self._routes if any(p.match(path) for p in patterns)), None)
+            if len(self._rules) >= ROUTED_PATHS:
+                self._rules.clear()
+            self._rules[path] = found
+        return found
+
+    def _key(self, environ):
+        if environ.get("REQUEST_METHOD") != "GET" or SESSION_HEADER in environ:
+            return None
+        path = environ.get("PATH_INFO", "")
+        try:
+            rule = self._rule(path.encode("latin-1").decode("utf-8"))  # the path as web.py routes it
+        except UnicodeError:
+            return None
+        if rule is None:
+            return None
+        try:
+            shown = self.access(environ, rule)
+        except Exception:  # a policy file that cannot be used: the application answers 503
+            return None
+        if shown is None:
+            return None
+        return path, environ.get("QUERY_STRING", ""), environ.get("HTTP_IF_NONE_MATCH"), shown
+
+    def __call__(self, environ, start_response):
+        batch = environ.get(ENVIRON_KEY)
+        key = self._key(environ) if batch is not None else None
+        if key is None:
+            return self.app(environ, start_response)
+        answer = batch.get(key)
+        if answer is None:
+            answer = batch[key] = answered(self.app, environ)
+        status, headers, body = answer
+        start_response(status, list(headers))
+        return [body]
+
+
+def build(app, routes, prefixes, access):
+    """``app`` behind ``SharedRuns`` if a route is shareable."""
+    if not any(entry.get("shareable") for entry in routes):
+        return app
+    return SharedRuns(app, routes, prefixes, access)
