@@ -63,22 +63,27 @@ class ResourceDefinition(Base):
     component: Mapped[Component] = orm.relationship(back_populates="resource_definitions")
 
 
-class StateGeneration(Base):
-    """One row the database itself counts up (triggers of migration cdb007) on every change a
-    document's answer depends on: environments (their ``revision`` grows with every document
-    written), components, resource definitions, environments' components and pins, and nodes' ids,
-    clusters and FQDNs.
+class Generation(Base):
+    """Rows the database itself counts up (triggers of migration cdb009) on every change a document's
+    answer depends on. Row ``EVERY_ENVIRONMENT`` (0): components and resource definitions. The row of an
+    environment's id: the environment (its ``revision`` grows with every document written), its
+    components and pins, and the nodes its ``nodes`` values may name (ids, clusters, FQDNs).
 
-    Readers' caches compare it (``objects.fingerprint``), so a writer never has to remember to. It is
-    the database's time of the last change in microseconds (one more than before when the clock is not
-    ahead), so no value ever stands for two states: not after the row is emptied, nor after the
-    database is restored from a backup (whose generation stands for the very state it brings back).
+    Readers' caches compare them (``objects.fingerprint``), so a writer never has to remember to, and
+    writers of different environments never update the same row. A value is the database's time of the
+    row's last change in microseconds (one more than before when the clock is not ahead), so no value
+    ever stands for two states of its row: not after a downgrade, nor after the database is restored
+    from a backup (whose values stand for the very state it brings back). Rows are never deleted.
     """
 
-    __tablename__ = PREFIX + "state_generation"
+    __tablename__ = PREFIX + "generations"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     generation: Mapped[int] = mapped_column(sa.BigInteger)
+
+
+#: the ``Generation`` row of what every environment's answers depend on
+EVERY_ENVIRONMENT = 0
 
 
 class Environment(Base):

@@ -29,5 +29,5 @@ URLS = [
     route(DOCUMENT + "/history", documents.ConfigDocumentHistoryHandler, **DOCUMENT_PATTERNS),
     route(DOCUMENT + "/diff", documents.ConfigDocumentDiffHandler, **DOCUMENT_PATTERNS),
     route(DOCUMENT + "/revert", documents.ConfigDocumentRevertHandler, **DOCUMENT_PATTERNS),
-    route(DOCUMENT, documents.ConfigDocumentHandler, fingerprint=fingerprint.of_documents, **DOCUMENT_PATTERNS),
+    route(DOCUMENT, documents.ConfigDocumentHandler, fingerprint=fingerprint.DOCUMENTS, **DOCUMENT_PATTERNS),
 ] + list(sessions.ROUTES)

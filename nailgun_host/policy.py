@@ -208,6 +208,9 @@ _rules = {}  # policy file path (None: the rules in code) -> _Rules
 def _current_rules():
     path = settings["AUTH"].get("policy_file")
     stamp = _file_stamp(path) if path else None
+    known = _rules.get(path)
+    if known is not None and known.stamp == stamp:  # the rules in force: no lock needed to read them
+        return known
     with _lock:
         known = _rules.get(path)
         if known is None or known.stamp != stamp:

@@ -7,20 +7,33 @@ and identity (``-`` before authentication), at INFO (5xx at ERROR). Its request 
 back in the answer's ``X-Request-Id`` and into every line logged while the request runs (the
 ``[req-...]`` of the format), so an error's traceback is found from the answer a user got.
 
+A log file is written by ``LogFile``: a request leaves a tuple of its fields, and a thread of the process
+formats and writes whatever has come, in order, one ``write``, ``flush`` and ``stat`` per batch (logrotate's
+move is seen as ``WatchedFileHandler`` sees it), the time formatted once per second: a line per request
+would otherwise cost more than a replayed answer. The thread wakes at each line, so a line is in the file
+a moment after its answer; ``flush()`` (and logging's at exit) writes what is still waiting. When other
+handlers are set too (a test's capture), the request's line is a record as any other.
+
 No secret reaches the log at the default level: credentials travel only in headers, which are not
 logged; a query parameter whose name the secrets' patterns match (``nailgun_platform.secrets``) is
 logged as the mask; SQLAlchemy (statements and their parameters) is held at WARNING, DEBUG or not,
 and so is alembic.
 """
+import collections
 import contextvars
 import functools
 import logging
 import logging.handlers
 import os
+import queue
+import random
 import re
+import signal
 import sys
+import threading
 import time
 import urllib.parse
+import weakref
 
 from nailgun_host import auth
 from nailgun_platform import secrets
@@ -30,6 +43,10 @@ LOG = logging.getLogger("nailgun.requests")
 HEADER = "X-Request-Id"
 ENVIRON_KEY = "nailgun.request_id"
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+#: how long the log file's writer lets lines gather once woken (each wake of a thread costs the GIL a switch)
+BATCH_SECONDS = 0.02
+#: the request's line after ``[request id] ``
+MESSAGE = '%s "%s %s%s" %s %.2f ms %s'
 #: a client's request id is taken as it is only if it cannot forge a log line or flood one
 _SANE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 #: what a logged field keeps as it is: printable ASCII but for the space, the quote and the backslash
@@ -51,30 +68,164 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+class LogFile(logging.handlers.WatchedFileHandler):
+    """The log file (see the module): records are formatted by the thread that logs them (their arguments
+    may change afterwards), requests' lines by the writer from their fields (``request``); both wait in
+    one queue, so the file keeps their order."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        self._waiting = collections.deque()
+        self._wake = queue.SimpleQueue()
+        self._writing = False  # whether this process's writer thread runs (a forked child's does not)
+        _log_files.add(self)
+        self._idle = True  # the writer waits for a wake: the next line wakes it (the others find it busy)
+        self._second = (None, "")
+
+    def emit(self, record):
+        try:
+            self._waiting.append(self.format(record))
+        except Exception:
+            self.handleError(record)
+            return
+        self._woken()
+
+    def request(self, fields):
+        """A request's line: ``(time.time(), level number, request id, remote address, method, path,
+        query string, status, seconds, user name or None)``."""
+        self._waiting.append(fields)
+        self._woken()
+
+    def _woken(self):
+        if not self._writing:  # the first line of this process (a server may fork after configure)
+            with self.lock:
+                if not self._writing:
+                    self._writing = True
+                    self._idle = True
+                    threading.Thread(target=self._write_forever, name="nailgun-log", daemon=True).start()
+        if self._idle:
+            self._idle = False
+            self._wake.put(True)
+
+    def _write_forever(self):
+        going = True
+        while going:
+            going = self._wake.get()
+            if going:
+                time.sleep(BATCH_SECONDS)
+            self._idle = True  # before the batch is taken: a line that misses it wakes the writer again
+            self.flush()
+
+    def flush(self):
+        """Write every line waiting, then flush the file."""
+        with self.lock:
+            lines = []
+            waiting = self._waiting
+            while waiting:
+                line = waiting.popleft()
+                try:
+                    lines.append(line if isinstance(line, str) else self._request_line(*line))
+                except Exception:  # as logging does with a record it cannot format: said on stderr, not raised
+                    self.handleError(None)
+            if lines:
+                try:
+                    self.reopenIfNeeded()
+                    if self.stream is None:
+                        self.stream = self._open()
+                        self._statstream()
+                    self.stream.write("\n".join(lines) + "\n")
+                except Exception:
+                    self.handleError(None)
+            super().flush()
+
+    def _request_line(self, created, level, rid, remote, method, path, query, status, seconds, user):
+        second = int(created)
+        if self._second[0] != second:
+            self._second = (second, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second)))
+        return "{0},{1:03d} {2} {3} [{4}] {5}".format(
+            self._second[1], int((created - second) * 1000), logging.getLevelName(level), LOG.name, rid,
+            MESSAGE % (remote, _printable(method), _printable(path, "latin-1"), shown_query(query), status,
+                       seconds * 1000.0, "-" if user is None else _printable(user)))
+
+    def close(self):
+        self._wake.put(False)  # the writer's last batch
+        self.flush()
+        super().close()
+
+
+_log_files = weakref.WeakSet()
+
+
+def _forked():
+    for log_file in _log_files:
+        log_file._writing = False
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def configure(log_settings):
-    """The process's logging as the ``LOG`` settings say: the file (reopened when logrotate moved it) or
-    stderr, the level, and the format with time, level, logger and request id. Called once by each entry
-    point; calling it again replaces what it set up before."""
+    """The process's logging as the ``LOG`` settings say: the file (``LogFile``: reopened when logrotate
+    moved it) or stderr, the level, and the format with time, level, logger and request id. Called once
+    by each entry point; calling it again replaces what it set up before."""
     root = logging.getLogger()
     for handler in [h for h in root.handlers if getattr(h, "nailgun_log", False)]:
         root.removeHandler(handler)
         handler.close()
     path = log_settings.get("file")
-    handler = logging.handlers.WatchedFileHandler(path) if path else logging.StreamHandler(sys.stderr)
+    handler = LogFile(path) if path else logging.StreamHandler(sys.stderr)
     handler.nailgun_log = True
     handler.setFormatter(logging.Formatter(FORMAT))
     handler.addFilter(RequestIdFilter())
     root.addHandler(handler)
+    if path:
+        _flush_at_sigterm()
     root.setLevel(log_settings.get("level", "INFO"))
     for name in _HELD_AT_WARNING:
         logging.getLogger(name).setLevel(logging.WARNING)
     return handler
 
 
+def _flush_at_sigterm():
+    """A server stopped by SIGTERM (waitress, cheroot: no handler of their own) first writes the lines that wait,
+    then dies of it as it would have. Only where nobody set a handler, and from the main thread (Python's rule)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, _terminated):
+        return
+    signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum, frame):
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, LogFile):
+            handler.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _log_file(level):
+    """The ``LogFile`` that alone would write a request's record at ``level``, else None (no handler, other
+    handlers or filters too: the record is made as any other)."""
+    found = None
+    logger = LOG
+    while logger is not None:
+        if logger.filters:
+            return None
+        for handler in logger.handlers:
+            if found is not None or not isinstance(handler, LogFile) or handler.filters[1:] \
+                    or level < handler.level:
+                return None
+            found = handler
+        logger = logger.parent if logger.propagate else None
+    return found
+
+
 def request_id(environ):
     """The client's ``X-Request-Id`` when it is sane, else a new random one (``req-`` and 32 hex digits)."""
     given = environ.get("HTTP_X_REQUEST_ID")
-    return given if given and _SANE_ID.fullmatch(given) else "req-" + os.urandom(16).hex()
+    # random's generator, seeded from os.urandom (again in a forked child): an id needs to be unique, not secret,
+    # and os.urandom's system call cost more than a replayed answer
+    return given if given and _SANE_ID.fullmatch(given) else "req-%032x" % random.getrandbits(128)
 
 
 def _printable(text, encoding="utf-8"):
@@ -137,13 +288,21 @@ class RequestLog:
         if self.observe is not None:
             self.observe(environ, code, seconds)
         level = logging.ERROR if code >= 500 else logging.INFO
-        if LOG.isEnabledFor(level):
-            identity = environ.get(auth.ENVIRON_KEY)
-            # a record made here, not by LOG.log, which would walk the stack for a caller the format never shows
-            LOG.handle(LOG.makeRecord(LOG.name, level, __file__, 0, '%s "%s %s%s" %s %.2f ms %s', (
-                environ.get("REMOTE_ADDR", "-"), _printable(environ.get("REQUEST_METHOD", "-")),
-                _printable(environ.get("PATH_INFO", ""), "latin-1"), shown_query(environ.get("QUERY_STRING", "")),
-                status, seconds * 1000.0, _printable(identity.name) if identity is not None else "-"), None))
+        if not LOG.isEnabledFor(level):
+            return
+        identity = environ.get(auth.ENVIRON_KEY)
+        log_file = _log_file(level)
+        if log_file is not None:
+            log_file.request((time.time(), level, environ[ENVIRON_KEY], environ.get("REMOTE_ADDR", "-"),
+                              environ.get("REQUEST_METHOD", "-"), environ.get("PATH_INFO", ""),
+                              environ.get("QUERY_STRING", ""), status, seconds,
+                              None if identity is None else identity.name))
+            return
+        # a record made here, not by LOG.log, which would walk the stack for a caller the format never shows
+        LOG.handle(LOG.makeRecord(LOG.name, level, __file__, 0, MESSAGE, (
+            environ.get("REMOTE_ADDR", "-"), _printable(environ.get("REQUEST_METHOD", "-")),
+            _printable(environ.get("PATH_INFO", ""), "latin-1"), shown_query(environ.get("QUERY_STRING", "")),
+            status, seconds * 1000.0, _printable(identity.name) if identity is not None else "-"), None))
 
 
 class _LoggedBody:

@@ -1,6 +1,9 @@
 """Request statistics: ``GET /stats`` (seed 001's General Request Statistics) and Prometheus' ``/metrics``.
 
-Every answer is counted twice in its process, both cheaply (no I/O on the request's path):
+Every answer is counted twice in its process, both cheaply (no I/O on the request's path). The request leaves
+only a tuple (``record``); its process folds the tuples into both counts (``fold``) by the thousand, and before
+anything reads them: a scrape, a flush. In multiprocess mode another worker may answer the scrape, so each answer
+is folded at once there.
 
 - for ``/stats``, in memory by tenant and user, and added to the database now and then
   (``STATS.flush_seconds``) by a thread of each server process, one statement per table, so every
@@ -13,6 +16,7 @@ Every answer is counted twice in its process, both cheaply (no I/O on the reques
 Both need the ``nailgun:read_stats`` policy rule (admins and the ``monitoring`` role).
 """
 import atexit
+import collections
 import json
 import logging
 import os
@@ -47,13 +51,13 @@ class Tally:
         self.lock = threading.Lock()
         self.counts = {}
 
-    def add(self, key, error, seconds):
+    def add(self, key, requests, errors, seconds):
         with self.lock:
             entry = self.counts.get(key)
             if entry is None:
                 entry = self.counts[key] = [0, 0, 0.0]
-            entry[0] += 1
-            entry[1] += error
+            entry[0] += requests
+            entry[1] += errors
             entry[2] += seconds
 
     def take(self):
@@ -90,23 +94,28 @@ class Metrics:
             "nailgun_request_duration_seconds", "Response time, from the request's arrival to its answer",
             buckets=BUCKETS, registry=self.registry)
         self.registry.register(HostCollector())
+        #: multiprocess mode: every worker's figures are files any worker's scrape reads
+        self.multiprocess = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
         self._by_status = {}
         self._by_user = {}
 
-    def count(self, method, code, user_key, error, seconds):
-        key = (method if method in METHODS else "other", code)
-        child = self._by_status.get(key)
-        if child is None:
-            child = self._by_status[key] = self.requests.labels(key[0], str(code))
-        child.inc()
-        if user_key is not None:
+    def count(self, by_status, by_user, errors, durations):
+        """Add ``{(method, code): answers}``, ``{(tenant, user): answers}``, the 5xx and each answer's seconds."""
+        for (method, code), answers in by_status.items():
+            key = (method if method in METHODS else "other", code)
+            child = self._by_status.get(key)
+            if child is None:
+                child = self._by_status[key] = self.requests.labels(key[0], str(code))
+            child.inc(answers)
+        for user_key, answers in by_user.items():
             child = self._by_user.get(user_key)
             if child is None:
                 child = self._by_user[user_key] = self.users.labels(*user_key)
-            child.inc()
-        if error:
-            self.errors.inc()
-        self.duration.observe(seconds)
+            child.inc(answers)
+        if errors:
+            self.errors.inc(errors)
+        for seconds in durations:
+            self.duration.observe(seconds)
 
     def scrape_registry(self):
         """What ``/metrics`` shows: every live and past worker of the host in multiprocess mode, else this one."""
@@ -136,6 +145,11 @@ class HostCollector:
 _tally = Tally()
 _metrics = None
 _metrics_lock = threading.Lock()
+#: answers recorded and not yet folded: (method, status code, identity or None, seconds)
+_answers = collections.deque()
+_fold_lock = threading.Lock()
+#: answers that wait at most, before the request that records the next one folds them
+FOLD_AT = 1000
 
 
 class MetricsDirError(ValueError):
@@ -168,16 +182,40 @@ def metrics():
 
 
 def record(environ, code, seconds):
-    """Count an answer (``request_log.RequestLog`` calls it for every one)."""
-    identity = environ.get(auth.ENVIRON_KEY)
-    error = code >= 500
-    if identity is None:
-        key = ("", "")
-    else:
-        key = (identity.project_id or "", identity.name)
-    _flusher.serving()
-    _tally.add(key, error, seconds)
-    metrics().count(environ.get("REQUEST_METHOD", ""), code, key if identity is not None else None, error, seconds)
+    """Count an answer (``request_log.RequestLog`` calls it for every one): kept to be folded (see the module)."""
+    if not _flusher.serving_here:
+        _flusher.serving()
+    _answers.append((environ.get("REQUEST_METHOD", ""), code, environ.get(auth.ENVIRON_KEY), seconds))
+    if len(_answers) >= FOLD_AT or _metrics is None or _metrics.multiprocess:
+        fold()
+
+
+def fold():
+    """Add the answers recorded so far to the tally (for the database) and the metrics."""
+    with _fold_lock:
+        taken = []
+        while _answers:
+            taken.append(_answers.popleft())
+        if not taken:
+            return
+        by_status, by_identity, durations, errors = collections.Counter(), {}, [], 0
+        for method, code, identity, seconds in taken:
+            by_status[method, code] += 1
+            entry = by_identity.get(identity)
+            if entry is None:
+                entry = by_identity[identity] = [0, 0, 0.0]
+            entry[0] += 1
+            entry[1] += code >= 500
+            entry[2] += seconds
+            errors += code >= 500
+            durations.append(seconds)
+        by_user = {}
+        for identity, (requests, failed, seconds) in by_identity.items():
+            key = ("", "") if identity is None else (identity.project_id or "", identity.name)
+            _tally.add(key, requests, failed, seconds)
+            if identity is not None:
+                by_user[key] = by_user.get(key, 0) + requests
+        metrics().count(by_status, by_user, errors, durations)
 
 
 # -- the database: each process adds, /stats reads ------------------------------------------------
@@ -194,6 +232,7 @@ def flush(engine=None):
     that cannot be written (database down, not migrated) wait for the next flush."""
     global _flush_failed
     engine = engine or get_engine()
+    fold()
     counts = _tally.take()
     now = clock.now()
     hosts, totals = RequestStatsHost.__table__, RequestStatsCount.__table__
@@ -270,6 +309,12 @@ class Flusher:
     def __init__(self):
         self.interval = None
         self.pid = None
+        #: whether this process's thread runs (a forked child's does not)
+        self.serving_here = False
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self):
+        self.serving_here = False
 
     def start(self, interval):
         self.interval = interval
@@ -281,6 +326,7 @@ class Flusher:
             if self.pid == os.getpid():
                 return
             self.pid = os.getpid()
+            self.serving_here = True
             psutil.cpu_percent(interval=None)  # the first reading only starts the measure
             atexit.register(flush)
             threading.Thread(target=self._run, name="nailgun-stats", daemon=True).start()
@@ -321,6 +367,7 @@ class MetricsEndpoint:
                                           "{1}".format(policy.READ_STATS, getattr(identity, "name", "-")))
         except errors.ServiceUnavailable as exc:  # the policy file cannot be used: as the application says
             return auth.json_response(start_response, "503 Service Unavailable", exc.message)
+        fold()
         return self._exposition(metrics().scrape_registry())(environ, start_response)
 
 

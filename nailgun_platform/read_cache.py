@@ -2,23 +2,30 @@
 
 The product's hot read (Hiera and lifecycle tools reading effective values) asks for the same
 answer many times between changes that come a few times a day. A route may declare a
-``fingerprint`` (``api.base.route``): a function of a ``StatementReader``-like ``first`` that
-reads, in one cheap statement, a value the database changes with every change any of the route's
-answers depend on (a generation its triggers count), or None when it cannot tell. The first GET of
-a URL is answered by the application as usual and its 200 answer (body, headers, ETag) is kept;
-later GETs of the same URL and query by identities that see the same (secrets shown, or masked) get
-those bytes while the fingerprint is equal, and a 304 for a matching ``If-None-Match``, without the
-web framework, the ORM or any decoding.
+``fingerprint`` (``api.base.route``): an object with ``read(rows)``, which reads in one cheap
+statement (``rows(statement)``) a state the database changes with every change any of the route's
+answers depend on (generations its triggers count), and ``of(state, path)``, the part of that state
+the answers of ``path`` depend on (hashable; None when it cannot tell). So a write need only change
+the part of the answers it changes (ConfigDB: one environment's). The first GET of a URL is answered
+by the application as usual and its 200 answer (body, headers, ETag) is kept; later GETs of the same
+URL and query by identities that see the same (secrets shown, or masked) get those bytes while the
+URL's fingerprint is equal, and a 304 for a matching ``If-None-Match``, without the web framework,
+the ORM or any decoding.
 
-Why no write can leave a stale answer, on any worker or host, although a worker reads the
-fingerprint at most once per lease (``READ_CACHE.lease_ms``) rather than on every request: a
-fingerprint read that *started* less than a lease ago is trusted, and the answer of every write
-(any other method) is held for a lease after the application committed it. So a request sent after
-a write's answer arrives more than a lease after that commit, and is served only under a
-fingerprint read that started after it, which sees it. (Only elapsed times are compared, each on
-one host's monotonic clock; pauses only make reads older or answers later, both safe.) An answer is
-kept under the fingerprint read *before* the application computed it, so it can only be newer than
-that state; fingerprints never repeat a past state (generations only grow).
+Why no write can leave a stale answer, on any worker or host, although a worker reads the state
+at most once per lease (``READ_CACHE.lease_ms``) rather than on every request: a request is served
+under a state read that *started* less than a lease before the request arrived (or after it
+arrived), and the answer of every write (any other method) is held for a lease after the
+application committed it. So a request sent after a write's answer arrives more than a lease after
+that commit, and is served only under a read that started after it, which sees it. Reads are
+single-flight: of the threads finding the lease run out, one reads while the others wait for it,
+and each then takes that read if it meets the same condition for its own request (it started less
+than a lease before that request arrived), or reads again itself; so at most one statement per
+route per lease per process, and a failed read is remembered like a state (the application then
+answers, whatever the threads). (Only elapsed times are compared, each on one host's monotonic
+clock; pauses, and waiting for another thread's read, only make reads older or answers later, both
+safe.) An answer is kept under the fingerprint read *before* the application computed it, so it
+can only be newer than that state; fingerprints never repeat a past state (generations only grow).
 
 Everything else goes to the application untouched: a request in a configuration session
 (``X-Configuration-Session``), HEAD, an identity the route's read rule refuses, any answer but 200,
@@ -116,7 +123,7 @@ class AnswerStore:
 
 
 class CachedRoute:
-    """A route whose GET answers may be replayed: its regexes, read rule and fingerprint."""
+    """A route whose GET answers may be replayed: its regexes, read rule and fingerprint (module)."""
 
     def __init__(self, patterns, rule, fingerprint):
         self.patterns = patterns
@@ -133,8 +140,10 @@ class ReadCache:
         self.lease_seconds = lease_seconds
         self.reader = reader
         self.access = access
-        #: fingerprint function -> (its last value read, the monotonic time its statement was sent)
+        #: fingerprint -> (the state it last read, or None if that failed; the monotonic time it was sent)
         self._leases = {}
+        #: fingerprint -> the lock its one reader holds (single flight)
+        self._reading = {}
         # web.py takes the first route that matches, in order: so does ``_route``
         self._routes = []
         for entry in routes:
@@ -142,6 +151,7 @@ class ReadCache:
             cached = None
             if "fingerprint" in entry:
                 cached = CachedRoute(patterns, entry["handler"].policy_rule("GET"), entry["fingerprint"])
+                self._reading.setdefault(entry["fingerprint"], threading.Lock())
             self._routes.append((patterns, cached))
         self._cached = [cached for _, cached in self._routes if cached is not None]
         self._routed = {}
@@ -185,26 +195,32 @@ class ReadCache:
             return None  # no identity, or one the application refuses, in its words
         return route, (path, environ.get("QUERY_STRING", ""), shown)
 
-    def _leased(self, route, asked_at):
-        """The fingerprint of ``route`` read less than a lease before ``asked_at``, or None."""
+    def _fingerprint(self, route, path, asked_at):
+        """The fingerprint of ``path`` (a URL of ``route``) under a state read that started less than a
+        lease before ``asked_at`` (or after it), or None when it cannot be told."""
         lease = self._leases.get(route.fingerprint)
-        if lease is not None and asked_at - lease[1] < self.lease_seconds:
-            return lease[0]
-        return None
+        if lease is None or asked_at - lease[1] >= self.lease_seconds:
+            lease = self._leased(route, path, asked_at)
+        return route.fingerprint.of(lease[0], path) if lease[0] is not None else None
 
-    def _fingerprint(self, route, path):
-        """The fingerprint of ``route`` read now (and leased), or None when it cannot be told."""
-        sent_at = time.monotonic()
-        try:
-            fingerprint = route.fingerprint(self.reader.first)
-        except StatementFailed:  # the database cannot be asked now: the application says how it fails
-            return None
-        except Exception:
-            LOG.exception("The read cache cannot tell the state of %s; the application answers", path)
-            return None
-        if fingerprint is not None:
-            self._leases[route.fingerprint] = (fingerprint, sent_at)
-        return fingerprint
+    def _leased(self, route, path, asked_at):
+        """A read of the route's state that meets ``_fingerprint``'s condition: one thread reads, the
+        others arriving meanwhile wait for it and take it (module)."""
+        fingerprint = route.fingerprint
+        with self._reading[fingerprint]:
+            lease = self._leases.get(fingerprint)
+            if lease is not None and asked_at - lease[1] < self.lease_seconds:
+                return lease
+            sent_at = time.monotonic()
+            try:
+                state = fingerprint.read(self.reader.rows)
+            except StatementFailed:  # the database cannot be asked now: the application says how it fails
+                state = None
+            except Exception:
+                LOG.exception("The read cache cannot tell the state of %s; the application answers", path)
+                state = None
+            lease = self._leases[fingerprint] = (state, sent_at)
+            return lease
 
     def __call__(self, environ, start_response):
         if not self.reader.available():
@@ -215,9 +231,7 @@ class ReadCache:
         if found is None:
             return self.app(environ, start_response)
         route, key = found
-        fingerprint = self._leased(route, time.monotonic())
-        if fingerprint is None:
-            fingerprint = self._fingerprint(route, key[0])
+        fingerprint = self._fingerprint(route, key[0], time.monotonic())
         if fingerprint is None:
             return self.app(environ, start_response)
         answer = self.store.get(key)

@@ -166,7 +166,7 @@ class ConfigDocumentHandler(ConfigHandler):
                 return None
             if view.unknown_level(holding):
                 web.header(UNKNOWN_LEVEL_HEADER, "true")
-            result, lookup, layers = view.effective(version)
+            result, lookup, layers = view.effective(version, lookup=show_lookup)
             if not sees_secrets():
                 result = _hide(result, secrets.of_merged(view.resource, layers, result), tokens)
         elif show_lookup:

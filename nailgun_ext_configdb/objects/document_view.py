@@ -129,10 +129,10 @@ class DocumentView:
             self._staged_changes = staging.session_changes(self.session)
         return self._staged_changes
 
-    def effective(self, version=None):
-        """``(merged, lookup, layers)``: the merged values, their provenance and the documents merged
-        (broadest level first, values before overrides), as the session sees them now or, stored only,
-        as they were when this document had its ``version``."""
+    def effective(self, version=None, lookup=True):
+        """``(merged, lookup, layers)``: the merged values, their provenance (None unless ``lookup``) and
+        the documents merged (broadest level first, values before overrides), as the session sees them
+        now or, stored only, as they were when this document had its ``version``."""
         paths = levels.prefixes(self.pairs)
         documents = document_obj.chain(self.environment.id, self.resource.id, paths)
         if version is None:
@@ -144,5 +144,5 @@ class DocumentView:
             placed = {(d.level_path, d.kind): data.get(d.id, {}) for d in documents}
         layers = [((path, kind), placed[path, kind]) for path in paths for kind in (VALUES, OVERRIDES)
                   if (path, kind) in placed]
-        merged, lookup = merge.effective(layers)
-        return merged, lookup, [layer for _, layer in layers]
+        merged, provenance = merge.effective(layers) if lookup else (merge.values(layers), None)
+        return merged, provenance, [layer for _, layer in layers]

@@ -7,13 +7,12 @@ what a broader document had. A narrower document removes a key, at any depth, by
 setting it to the marker ``{"$unset": true}``; markers never appear in the result.
 Only that exact JSON is the marker: ``{"$unset": 1}`` is a value like any other.
 """
-from nailgun_platform.public import type_strict_equal
-
 UNSET = {"$unset": True}
 
 
 def is_unset(value):
-    return isinstance(value, dict) and len(value) == 1 and type_strict_equal(value, UNSET)
+    """Whether ``value`` is the marker (``True`` only: JSON's ``true`` is the one ``bool``, never ``1``)."""
+    return isinstance(value, dict) and len(value) == 1 and value.get("$unset") is True
 
 
 def without_markers(document):
@@ -58,6 +57,34 @@ def effective(layers):
     for origin, doc in layers:
         _merge_into(merged, lookup, doc, origin)
     return merged, lookup
+
+
+def values(layers):
+    """``effective(layers)``'s values alone: what a read without ``show_lookup`` answers, with no
+    provenance tree built (the merge of a computed read, kept to new objects only where they are filled)."""
+    merged = {}
+    for _, doc in layers:
+        _merge_values(merged, doc)
+    return merged
+
+
+def _fresh_values(value):
+    if isinstance(value, dict):
+        return {key: _fresh_values(item) for key, item in value.items() if not is_unset(item)}
+    return value
+
+
+def _merge_values(target, doc):
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            if is_unset(value):
+                target.pop(key, None)
+            elif value and isinstance(target.get(key), dict):
+                _merge_values(target[key], value)
+            else:
+                target[key] = _fresh_values(value)
+        else:
+            target[key] = value
 
 
 def annotate(values, lookup, describe):

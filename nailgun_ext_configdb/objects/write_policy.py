@@ -35,8 +35,8 @@ def judge(resource, chain, paths, place, stored, new):
     order = [(path, kind) for path in paths for kind in (VALUES, OVERRIDES)]
 
     def effective(data):
-        return merge.effective([(each, data if each == place else chain[each]) for each in order
-                                if each == place or each in chain])[0]
+        return merge.values([(each, data if each == place else chain[each]) for each in order
+                             if each == place or each in chain])
 
     json_patch.check_change(resource, effective(stored), effective(new),
                             "This write, in the effective values at {0},".format(levels.display(place[0])))

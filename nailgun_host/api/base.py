@@ -35,9 +35,10 @@ def route(template, handler, fingerprint=None, shareable=False, **patterns):
     A placeholder named ``id`` or ``*_id`` is an id (``validation.ID_PATTERN``); any other
     needs its regex in ``patterns``. A trailing slash is always optional, as in Nailgun.
 
-    ``fingerprint``: the GET answers of this route may be replayed from memory while this function of a
-    statement reader returns the same (``nailgun_platform.read_cache`` says what it must cover); the entry
-    then has it too.
+    ``fingerprint``: the GET answers of this route may be replayed from memory while it tells the same
+    for their URL: an object with ``read(rows)``, the state read in one statement through a statement
+    reader's ``rows``, and ``of(state, path)``, the part of it a URL's answers depend on
+    (``nailgun_platform.read_cache`` says what it must cover); the entry then has it too.
 
     ``shareable``: a GET answer of this route depends on nothing but its path, its query, ``If-None-Match``, the
     database and whether the identity may read through the route's rule and sees secrets, so requests run

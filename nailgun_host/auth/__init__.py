@@ -40,6 +40,14 @@ class Identity:
     #: keystone mode: the domain of the user (names are unique only within a domain)
     user_domain: str = None
 
+    def __hash__(self):
+        """Hashed once: an identity keys the policy's decisions on every request (the fields never change)."""
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            value = self.__dict__["_hash"] = hash(dataclasses.astuple(self))
+            return value
+
     def credentials(self):
         """What oslo.policy checks rules against."""
         return {"roles": list(self.roles), "user_id": self.user_id, "user_name": self.name,

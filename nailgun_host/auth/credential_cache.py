@@ -1,12 +1,13 @@
-"""Remembers checked Basic credentials briefly, keyed by a hash: never the password itself.
+"""Remembers checked credentials briefly, keyed by a hash: never the password or token itself.
 
 Checking a password costs a Keystone round trip or a bcrypt hash (a quarter of a
 second by design); a client sending Basic on every request would pay it each time.
-The key is an HMAC of user and password under a per-process random key, so the
-cache holds nothing from which the password could be found.
+The key is a keyed BLAKE2 hash (a MAC, one C call) of the credential's parts under a
+per-process random key, so the cache holds nothing from which a password or a token
+could be found. What is remembered with it says what the check depended on, so that
+the caller can tell whether it still holds (``AuthMiddleware``, ``LocalUsers``).
 """
 import hashlib
-import hmac
 import os
 import threading
 import time
@@ -15,28 +16,37 @@ MAX_ENTRIES = 10000
 
 
 class CredentialCache:
+    """``{credential's parts: value}`` for ``ttl`` seconds at most (0: nothing is remembered)."""
+
     def __init__(self, ttl):
         self.ttl = ttl
         self._key = os.urandom(32)
         self._entries = {}
         self._lock = threading.Lock()
 
-    def _digest(self, user, password):
-        message = user.encode("utf-8") + b"\0" + password.encode("utf-8")
-        return hmac.new(self._key, message, hashlib.sha256).digest()
+    def digest(self, *parts):
+        """The key ``parts`` are remembered under."""
+        return self._digest(parts)
 
-    def get(self, user, password):
+    def _digest(self, parts):
+        message = b"\0".join(part.encode("utf-8", "surrogatepass") for part in parts)
+        return hashlib.blake2b(message, key=self._key, digest_size=32).digest()
+
+    def get(self, *parts):
+        """The value remembered for ``parts``, or None."""
         if self.ttl <= 0:
             return None
-        digest = self._digest(user, password)
-        with self._lock:
-            entry = self._entries.get(digest)
-            if entry is None or entry[0] < time.monotonic():
-                self._entries.pop(digest, None)
-                return None
-            return entry[1]
+        digest = self._digest(parts)
+        entry = self._entries.get(digest)  # a dict's get is atomic: no lock on the hot path
+        if entry is None or entry[0] < time.monotonic():
+            if entry is not None:
+                with self._lock:
+                    self._entries.pop(digest, None)
+            return None
+        return entry[1]
 
-    def put(self, user, password, identity):
+    def put(self, value, *parts):
+        """Remember ``value`` for ``parts``."""
         if self.ttl <= 0:
             return
         now = time.monotonic()
@@ -45,4 +55,4 @@ class CredentialCache:
                 self._entries = {k: v for k, v in self._entries.items() if v[0] >= now}
                 if len(self._entries) >= MAX_ENTRIES:
                     self._entries.clear()
-            self._entries[self._digest(user, password)] = (now + self.ttl, identity)
+            self._entries[self._digest(parts)] = (now + self.ttl, value)

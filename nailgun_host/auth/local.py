@@ -26,7 +26,7 @@ import time
 import bcrypt
 import yaml
 
-from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, Identity
+from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, Identity, credential_cache
 
 #: bcrypt hashes only the first 72 bytes; longer passwords are refused rather than cut
 MAX_PASSWORD_BYTES = 72
@@ -71,7 +71,12 @@ def new_users_file():
 
 def fingerprint(entry):
     """What a token carries of its user's password hash: a new password, or a revocation, ends the token."""
-    return hashlib.sha256(entry["password"].encode()).hexdigest()[:16]
+    return _fingerprint(entry["password"])
+
+
+@functools.lru_cache(maxsize=1024)
+def _fingerprint(password_hash):
+    return hashlib.sha256(password_hash.encode()).hexdigest()[:16]
 
 
 def hash_password(password):
@@ -114,9 +119,12 @@ class LocalUsers:
         self.token_keys = token_keys
         #: passwords found right, keyed with the stored hash too: a changed password counts at once
         self.cache = cache
+        #: tokens opened: their claims, and the copy of the token keys that opened them (``check_token``)
+        self.opened = credential_cache.CredentialCache(cache.ttl)
         self._lock = threading.Lock()
         self._stamp = None
         self._content = None
+        self._identities = (None, {})
         self._content_now()  # a missing or broken file stops the server at start, not at the first request
 
     def _content_now(self):
@@ -131,17 +139,29 @@ class LocalUsers:
                 self._stamp = stamp
             return self._content
 
+    def content(self):
+        """The users file as it is now (read again if it changed): the same object while it does not."""
+        return self._content_now()
+
     def _identity(self, name, content):
-        entry = content["users"].get(name)
-        if entry is None:
-            raise AuthenticationFailed("unknown user")
-        return Identity(name, tuple(str(role) for role in entry.get("roles", [])), user_id=name)
+        """The user's identity as ``content`` says: one object per user and content of the file."""
+        known = self._identities
+        if known[0] is not content:
+            known = self._identities = (content, {})
+        identity = known[1].get(name)
+        if identity is None:
+            entry = content["users"].get(name)
+            if entry is None:
+                raise AuthenticationFailed("unknown user")
+            identity = known[1][name] = Identity(name, tuple(str(role) for role in entry.get("roles", [])),
+                                                 user_id=name)
+        return identity
 
     def remembered(self, name, password):
         """The user's identity if this password was found right lately (no bcrypt check), else None."""
         content = self._content_now()
         entry = content["users"].get(name)
-        if entry and self.cache.get("{0}\0{1}".format(name, entry["password"]), password):
+        if entry and self.cache.get(name, entry["password"], password):
             return self._identity(name, content)
         return None
 
@@ -158,7 +178,7 @@ class LocalUsers:
             matches = False
         if not (entry and matches):
             raise AuthenticationFailed("wrong user name or password")
-        self.cache.put("{0}\0{1}".format(name, stored), password, True)
+        self.cache.put(True, name, stored, password)
         return self._identity(name, content)
 
     def issue_token(self, identity, expires=None):
@@ -170,18 +190,29 @@ class LocalUsers:
         return self.token_keys.sign(payload).decode(), expires
 
     def check_token(self, token):
-        """The identity a token of this server names, and when the token expires."""
+        """The identity a token of this server names, and when the token expires. A token opened under the
+        keys this process holds now is not opened again (a rotation or a reload of the keys opens it anew);
+        its expiry, user, password and revocation are checked at every request."""
         content = self._content_now()
-        try:
-            encoded = token.encode("ascii")
-            if base64.urlsafe_b64encode(base64.urlsafe_b64decode(encoded)) != encoded:
-                raise ValueError("not canonical base64")  # Fernet alone would accept trailing junk
-            claims = json.loads(self.token_keys.open(encoded))
-            name, expires, carried = claims["user"], float(claims["expires"]), claims["password"]
-        except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
-            raise AuthenticationFailed("the token is invalid or expired")
+        claims = self.opened.get(token)
+        if claims is None or claims[0] is not self.token_keys.current():
+            claims = self._claims(token)
+            self.opened.put(claims, token)
+        _, name, expires, carried = claims
         entry = content["users"].get(name)
         if expires < time.time() or entry is None or carried != fingerprint(entry) or \
                 self.token_keys.revoked(name, carried):
             raise AuthenticationFailed("the token is invalid or expired")
         return self._identity(name, content), expires
+
+    def _claims(self, token):
+        """``(keys, user name, expiry, password fingerprint)`` of a token the ``keys`` open."""
+        try:
+            encoded = token.encode("ascii")
+            if base64.urlsafe_b64encode(base64.urlsafe_b64decode(encoded)) != encoded:
+                raise ValueError("not canonical base64")  # Fernet alone would accept trailing junk
+            payload, keys = self.token_keys.opened(encoded)
+            claims = json.loads(payload)
+            return keys, claims["user"], float(claims["expires"]), claims["password"]
+        except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
+            raise AuthenticationFailed("the token is invalid or expired")

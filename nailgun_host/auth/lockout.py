@@ -77,6 +77,8 @@ class FailedLogins:
 
     def refuse_if_locked(self, name, address):
         """``LockedOut`` while ``name`` or ``address`` is locked."""
+        if not self._records:  # nobody failed lately (every right password asks): no lock to take
+            return
         with self._lock:
             self._refuse_if_locked(self._keys(name, address), self.clock())
 

@@ -19,6 +19,7 @@ import base64
 import ipaddress
 import logging
 import re
+import threading
 
 from nailgun_host.auth import (ANONYMOUS, ENVIRON_KEY, AuthenticationFailed, AuthenticationUnavailable, TryLater,
                                check_slots, credential_cache, json_response, keystone_v2, lockout,
@@ -30,6 +31,8 @@ PUBLIC_PATH = re.compile(r"/api(/v1)?/(version|health)/?")  # matched whole (ful
 _IDENTITY_HEADERS = ("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP_X_USER_DOMAIN_NAME",
                      "HTTP_X_PROJECT_ID", "HTTP_X_PROJECT_NAME", "HTTP_X_PROJECT_DOMAIN_NAME",
                      "HTTP_X_IDENTITY_STATUS", "REMOTE_USER")
+#: how long a request waits for the check of the same Basic header that another one started, in seconds
+CHECK_WAIT = 5.0
 #: the answer of method none to a client off loopback
 NOT_LOOPBACK = ("Authentication required: this server runs with AUTH.method none, which serves clients on its own "
                 "host only. Configure authentication: AUTH.method local (with AUTH.users_file and nailgun-users) "
@@ -86,6 +89,11 @@ class AuthMiddleware:
         self.local_users = local_users
         self.keystone = keystone
         self.cache = credential_cache.CredentialCache(credential_cache_ttl)
+        #: local mode: Basic headers found right, with the users file they were checked against
+        self.basic_headers = credential_cache.CredentialCache(credential_cache_ttl)
+        #: the Basic headers being checked now (by digest): the same header sent meanwhile waits for the outcome
+        self._checking = {}
+        self._checking_lock = threading.Lock()
         #: password checks run in these few slots (``check_slots``), counted by ``failures`` (``lockout``)
         self.slots = slots
         self.failures = failures
@@ -137,8 +145,45 @@ class AuthMiddleware:
         if identity is None:
             identity, _access = self.password_check(user, address,
                                                     lambda: self.keystone.check_password(user, password))
-            self.cache.put(user, password, identity)
+            self.cache.put(identity, user, password)
         return identity
+
+    def basic_identity(self, authorization, address):
+        """The identity of an ``Authorization: Basic`` value. In local mode the same value found right against
+        the users file as it is now is not decoded or checked again (its name's lockout still is); any change
+        of the file checks it anew."""
+        users = self.local_users.content() if self.local_users else None
+        if users is None:
+            return self.check_password(*decode_basic(authorization), address)
+        identity = self._remembered(authorization, users, address)
+        if identity is not None:
+            return identity
+        # one check per header at a time: when the header's time is up, the clients sending it at once (a
+        # server's threads) would all want a check slot, and all but a few get 503
+        key = self.basic_headers.digest(authorization)
+        with self._checking_lock:
+            checking = self._checking.get(key)
+            if checking is None:
+                self._checking[key] = threading.Event()
+        if checking is not None:
+            checking.wait(CHECK_WAIT)
+            return self._remembered(authorization, users, address) or self.check_password(
+                *decode_basic(authorization), address)
+        try:
+            user, password = decode_basic(authorization)
+            identity = self.check_password(user, password, address)
+            self.basic_headers.put((user, identity, users), authorization)
+            return identity
+        finally:
+            with self._checking_lock:
+                self._checking.pop(key).set()
+
+    def _remembered(self, authorization, users, address):
+        remembered = self.basic_headers.get(authorization)
+        if remembered is not None and remembered[2] is users:
+            self.failures.refuse_if_locked(remembered[0], address)
+            return remembered[1]
+        return None
 
     def _pass(self, identity, environ, start_response):
         environ[ENVIRON_KEY] = identity
@@ -203,7 +248,7 @@ class AuthMiddleware:
             environ["HTTP_X_AUTH_TOKEN"] = token  # what auth_token reads: the value checked here
         try:
             if authorization[:6].lower() == "basic ":
-                identity = self.check_password(*decode_basic(authorization), environ.get("REMOTE_ADDR"))
+                identity = self.basic_identity(authorization, environ.get("REMOTE_ADDR"))
             elif token and self.keystone:
                 return self._keystone_token(environ, start_response)
             elif token:

@@ -99,14 +99,24 @@ class TokenKeys:
         """A token of ``payload`` (bytes) under the primary key."""
         return self._current().signer.encrypt(payload)
 
+    def current(self):
+        """This process's copy of the keys and revocations: the same object until it is read again."""
+        return self._current()
+
     def open(self, token):
         """The payload of ``token`` (bytes) if one of the keys opens it; AuthenticationFailed otherwise."""
+        return self.opened(token)[0]
+
+    def opened(self, token):
+        """``(payload, copy)``: the payload of ``token`` and the copy of the keys (``current``) that opened it."""
+        copy = self._current()
         try:
-            return self._current().opener.decrypt(token)
+            return copy.opener.decrypt(token), copy
         except InvalidToken:
             pass
-        try:  # signed with a key made since this copy was read?
-            return self._current(older_than=FORCED_REFRESH).opener.decrypt(token)
+        copy = self._current(older_than=FORCED_REFRESH)  # signed with a key made since this copy was read?
+        try:
+            return copy.opener.decrypt(token), copy
         except InvalidToken:
             raise AuthenticationFailed("the token is invalid or expired")
 

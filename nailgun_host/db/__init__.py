@@ -154,8 +154,8 @@ class StatementReader:
             local.connection, local.engine, local.compiled = connection, engine, {}
         return local
 
-    def first(self, statement, **params):
-        """The first row of ``statement`` (a Core select with named bind parameters) as a tuple, or None."""
+    def rows(self, statement, **params):
+        """The rows of ``statement`` (a Core select with named bind parameters), as tuples."""
         engine = get_engine()
         try:
             local = self._state(engine)
@@ -178,7 +178,7 @@ class StatementReader:
             cursor = connection.cursor()
             try:
                 cursor.execute(sql, values)
-                row = cursor.fetchone()
+                rows = cursor.fetchall()
             finally:
                 cursor.close()
         except engine.dialect.loaded_dbapi.Error as exc:
@@ -188,7 +188,7 @@ class StatementReader:
         finally:
             if connection is not local.connection:
                 connection.close()  # back to the engine's pool
-        return tuple(row) if row is not None else None
+        return [tuple(row) for row in rows]
 
 
 #: the process's reader of single statements (``nailgun_platform.read_cache``'s fingerprints)

@@ -26,6 +26,7 @@ service user owning ``/var/lib/fuel-nailgun-extensions`` can still read every ke
 """
 import contextlib
 import fcntl
+import functools
 import os
 import re
 import stat
@@ -41,6 +42,9 @@ _KEY_NAME = re.compile(r"0|[1-9][0-9]{0,8}")
 _KEY_TEXT = re.compile(rb"[A-Za-z0-9_-]{43}=")
 #: permission bits a key file or the directory must not have: nobody but the owner reads keys
 _OTHERS = 0o077
+#: opened tokens a KeySet remembers (``KeySet.decrypt``), and the longest one it does (a secret leaf's,
+#: not a whole sealed document's): at most about 8,192 x 2 KB = 16 MB per process
+REMEMBERED, REMEMBERED_LENGTH = 8192, 1024
 
 
 class KeyRepositoryError(Exception):
@@ -61,6 +65,8 @@ class KeySet:
         order = [self.primary_id] + sorted((n for n in self.ids if n != self.primary_id), reverse=True)
         self._primary = Fernet(keys[self.primary_id])
         self._all = MultiFernet([Fernet(keys[n]) for n in order])
+        # of the keys, not of the set: no reference cycle keeps an old set's keys alive once it is replaced
+        self._remembered = functools.lru_cache(maxsize=REMEMBERED)(functools.partial(_opened, self._all, path))
 
     def roles(self):
         """``[(number, "staged" | "old" | "primary")]``, what a command shows an operator."""
@@ -72,16 +78,24 @@ class KeySet:
         return self._primary.encrypt(data).decode("ascii")
 
     def decrypt(self, token):
-        """The bytes ``token`` holds, whichever key of the set encrypted it."""
-        try:
-            return self._all.decrypt(self._token_bytes(token))
-        except InvalidToken:
-            raise self._undecryptable() from None
+        """The bytes ``token`` holds, whichever key of the set encrypted it.
+
+        A computed read opens the same secret leaves again and again (every node's effective values hold
+        the environment's): short tokens' contents are remembered, by token, least recently used out
+        first (``REMEMBERED``). The set holds the keys that opened them already, and the clear values
+        are what every answer kept in memory holds anyway; a token is opened from memory only by the
+        set that opened it, so a rotation or a retirement, which loads a new set (``secrets.keyset``,
+        within a second), forgets them with the old keys (nothing but the set holds them, so they go
+        with it, even in a process whose start-up objects ``gc.freeze`` keeps). Failures are not
+        remembered."""
+        if type(token) is str and len(token) <= REMEMBERED_LENGTH:
+            return self._remembered(token)
+        return _opened(self._all, self.path, token)
 
     def is_current(self, token):
         """Whether ``token`` is already encrypted with the primary key (re-encryption skips it)."""
         try:
-            self._primary.decrypt(self._token_bytes(token))
+            self._primary.decrypt(_token_bytes(token, self.path))
         except (InvalidToken, UndecryptableValue):
             return False
         return True
@@ -89,22 +103,32 @@ class KeySet:
     def reencrypt(self, token):
         """``token``'s value encrypted again under the primary key (its Fernet timestamp kept)."""
         try:
-            return self._all.rotate(self._token_bytes(token)).decode("ascii")
+            return self._all.rotate(_token_bytes(token, self.path)).decode("ascii")
         except InvalidToken:
-            raise self._undecryptable() from None
+            raise _undecryptable(self.path) from None
 
-    def _token_bytes(self, token):
-        if isinstance(token, str):
-            if not token.isascii():
-                raise self._undecryptable()
-            token = token.encode("ascii")
-        return token
 
-    def _undecryptable(self):
-        return UndecryptableValue(
-            "No key of the key repository {0} decrypts a stored value: it was encrypted with a key "
-            "that is not there (another repository, or a key already retired). Restore the repository "
-            "the data was encrypted with.".format(self.path))
+def _opened(fernets, path, token):
+    """The bytes ``token`` holds, opened by any of ``fernets`` (a MultiFernet of the repository ``path``)."""
+    try:
+        return fernets.decrypt(_token_bytes(token, path))
+    except InvalidToken:
+        raise _undecryptable(path) from None
+
+
+def _token_bytes(token, path):
+    if isinstance(token, str):
+        if not token.isascii():
+            raise _undecryptable(path)
+        token = token.encode("ascii")
+    return token
+
+
+def _undecryptable(path):
+    return UndecryptableValue(
+        "No key of the key repository {0} decrypts a stored value: it was encrypted with a key "
+        "that is not there (another repository, or a key already retired). Restore the repository "
+        "the data was encrypted with.".format(path))
 
 
 def load(path, create=True):

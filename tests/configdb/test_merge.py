@@ -1,4 +1,8 @@
 """Merge semantics of effective values (pure logic)."""
+import copy
+
+from hypothesis import given, strategies as st
+
 from nailgun_ext_configdb.objects import merge
 
 ROOT_V, ROOT_O, NODE_V, NODE_O = ("", "values"), ("", "overrides"), ("nodes/1", "values"), ("nodes/1", "overrides")
@@ -65,3 +69,23 @@ def test_annotate_marks_every_leaf_with_its_origin():
     merged, lookup = merge.effective([(ROOT_V, {"n": {"a": 1, "b": [1]}}), (NODE_O, {"n": {"a": 2}})])
     annotated = merge.annotate(merged, lookup, lambda origin: ("/" + origin[0], origin[1]))
     assert annotated == {"n": {"a": [2, "/nodes/1", "overrides"], "b": [[1], "/", "values"]}}
+
+
+_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.text("ab", max_size=2),
+                    st.just({"$unset": True}), st.just({"$unset": 1}), st.lists(st.integers(0, 2), max_size=2))
+_DOCUMENTS = st.recursive(_LEAVES, lambda children: st.dictionaries(st.sampled_from("abc"), children, max_size=3),
+                          max_leaves=12).filter(lambda doc: isinstance(doc, dict))
+
+
+@given(st.lists(_DOCUMENTS, max_size=4))
+def test_the_values_alone_are_the_effective_values_and_leave_the_documents_as_they_were(documents):
+    """``merge.values`` (a read without ``show_lookup``) answers what ``merge.effective`` does."""
+    before = copy.deepcopy(documents)
+    layers = [(("", str(number)), doc) for number, doc in enumerate(documents)]
+    merged = merge.values(layers)
+    assert merged == merge.effective(layers)[0] and documents == before
+    merged.update(changed=True)
+    for value in merged.values():
+        if isinstance(value, dict):
+            value["changed"] = True
+    assert documents == before  # the merge's objects are its own

@@ -10,7 +10,7 @@ from nailgun_ext_configdb.extension import ConfigDBExtension
 
 TABLES = {"configdb_components", "configdb_resource_definitions", "configdb_environments",
           "configdb_environment_components", "configdb_documents", "configdb_document_versions",
-          "configdb_changes", "configdb_environment_pins", "configdb_state_generation"}
+          "configdb_changes", "configdb_environment_pins", "configdb_generations"}
 VERSION_TABLE = "configdb_alembic_version"
 
 
@@ -27,7 +27,7 @@ def test_configdb_migrates_down_and_up_alone(migrated_db, db_url):
     engine = migrated_db[0]
     extension = ConfigDBExtension()
     tables, version = _state(engine)
-    assert TABLES <= tables and version == "cdb008"
+    assert TABLES <= tables and version == "cdb009"
     assert {t for t in tables if t.startswith("configdb_")} == TABLES | {VERSION_TABLE}
     unique = {tuple(u["column_names"]) for u in sa.inspect(engine).get_unique_constraints("configdb_documents")}
     assert ("environment_id", "resource_definition_id", "level_path", "kind") in unique
@@ -38,7 +38,7 @@ def test_configdb_migrates_down_and_up_alone(migrated_db, db_url):
         assert "clusters" in tables  # the core is left alone
     finally:
         command.upgrade(migration.config_for_extension(extension, db_url), "head")
-    assert _state(engine)[1] == "cdb008"
+    assert _state(engine)[1] == "cdb009"
 
 
 #: deployed sessions as c007/cdb007 kept them: (id, scope, environment id, revision), and the feed's entries

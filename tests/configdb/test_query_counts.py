@@ -1,6 +1,10 @@
 """SQL statements per request do not grow with depth, nodes, versions or list sizes."""
+import threading
+import time
+
 import pytest
 
+from nailgun_platform import read_cache
 from tests.configdb.conftest import API, read_cache_of
 
 
@@ -170,3 +174,75 @@ def test_a_put_drafts_before_it_locks_and_stores_in_a_constant_number_of_stateme
         assert all("INSERT INTO configdb_changes" in statement for statement in statements[len(reads) + len(flushed):])
         if db_url.startswith("postgresql"):
             assert [i for i, s in enumerate(statements) if "FOR UPDATE" in s] == [3]  # after the document's read
+
+def test_threads_finding_the_lease_run_out_together_send_one_statement(cdb, query_counter, monkeypatch):
+    """Single flight: the threads arriving while a read of the state is on its way wait for it rather than
+    each sending their own (under load, 514 statements a second were sent for a 5 ms lease)."""
+    env_id, path = _hierarchy(cdb, depth=1, nodes=1, versions=1)
+    cache = read_cache_of(cdb.app)
+    cache.lease_seconds = 600
+    first = cdb.get(env_id, "r", path, query="effective").body
+    reader, started = cache.reader, threading.Barrier(THREADS)
+
+    class SlowReader:  # a statement on its way long enough for every thread to find the lease run out
+        available = staticmethod(reader.available)
+
+        @staticmethod
+        def rows(statement):
+            time.sleep(0.2)
+            return reader.rows(statement)
+
+    monkeypatch.setattr(cache, "reader", SlowReader)
+    cache._leases.clear()
+    bodies = []
+
+    def read():
+        started.wait()
+        bodies.append(cdb.get(env_id, "r", path, query="effective").body)
+
+    def run():
+        threads = [threading.Thread(target=read) for _ in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    assert _count(query_counter, run) == 1
+    assert bodies == [first] * THREADS
+
+
+def test_a_failed_read_of_the_state_is_leased_too_and_the_application_answers(cdb, monkeypatch):
+    """A database that cannot be asked is asked once per lease, not by every thread: the application answers."""
+    env_id, path = _hierarchy(cdb, depth=1, nodes=1, versions=1)
+    cache = read_cache_of(cdb.app)
+    cache.lease_seconds = 600
+    first = cdb.get(env_id, "r", path, query="effective").body
+    asked, started = [], threading.Barrier(THREADS)
+
+    class FailingReader:
+        available = staticmethod(cache.reader.available)
+
+        @staticmethod
+        def rows(statement):
+            asked.append(statement)
+            time.sleep(0.2)
+            raise read_cache.StatementFailed("the database cannot be asked")
+
+    monkeypatch.setattr(cache, "reader", FailingReader)
+    cache._leases.clear()
+    misses, bodies = cache.store.misses, []
+
+    def read():
+        started.wait()
+        bodies.append(cdb.get(env_id, "r", path, query="effective").body)
+
+    threads = [threading.Thread(target=read) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(asked) == 1 and bodies == [first] * THREADS
+    assert cache.store.misses == misses  # computed by the application, not kept
+
+
+THREADS = 16

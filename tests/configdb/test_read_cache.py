@@ -69,6 +69,12 @@ class World:
         self.ids = [d["id"] for d in made["resource_definitions"]]
         reference.post_json(API + "/environments", {"id": self.env, "components": [self.component],
                                                     "hierarchy_levels": ["nodes"]}, headers=admin)
+        # another environment, which none of the writes but the data sources' own (``EVERYWHERE``) touch
+        self.other = 100000 + unique  # an id no cluster takes
+        reference.post_json(API + "/environments", {"id": self.other, "components": [self.component],
+                                                    "hierarchy_levels": ["nodes"]}, headers=admin)
+        for level in ("", "nodes/n1/"):
+            reference.put_json(self.other_url(level), {"a": "other", "pin": "other-secret"}, headers=admin)
 
     def url(self, resource, level, kind="values"):
         return "{0}/environments/{1}/{2}resources/{3}/{4}".format(API, self.env, level, resource, kind)
@@ -141,6 +147,24 @@ class World:
             levels = ["nodes"] if number % 2 else ["rack"]
             app.put_json(API + "/environments/{0}".format(self.env), {"hierarchy_levels": levels}, headers=admin)
 
+    def other_url(self, level):
+        return "{0}/environments/{1}/{2}resources/{3}/values".format(API, self.other, level, self.ids[0])
+
+    def other_reads(self):
+        for level, query in itertools.product(("", "nodes/n1/"), QUERIES):
+            yield self.other_url(level) + ("?" + query if query else "")
+
+    def check_other(self):
+        """The other environment's reads equal the reference's; how many the cache computed (misses)."""
+        store = read_cache_of(self.cached).store
+        misses = store.misses
+        for url, user in itertools.product(self.other_reads(), USERS):
+            expected = self.reference.get(url, headers=auth(user), status="*")
+            got = self.cached.get(url, headers=auth(user), status="*")
+            assert (got.status_int, got.body, got.headers.get("ETag")) == (
+                expected.status_int, expected.body, expected.headers.get("ETag")), (url, user)
+        return store.misses - misses
+
     def check(self):
         """Every read through the cache (replayed when an earlier check left its answer) equals the reference's."""
         for url, user in itertools.product(self.reads(), USERS):
@@ -155,6 +179,8 @@ class World:
                 assert revalidated.status_int == 304 and revalidated.headers["ETag"] == expected.headers["ETag"]
 
 
+#: the writes that change what every environment's answers depend on (data sources)
+EVERYWHERE = ("new_version", "rename")
 STEPS = st.lists(st.tuples(st.sampled_from(["put", "keys", "revert", "patch", "session", "new_version", "pin",
                                             "rename", "remove_node", "assign_node", "hierarchy"]),
                            st.integers(min_value=0, max_value=11)), min_size=1, max_size=6)
@@ -163,12 +189,18 @@ STEPS = st.lists(st.tuples(st.sampled_from(["put", "keys", "revert", "patch", "s
 @hypothesis_settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=STEPS)
 def test_replayed_answers_equal_computed_ones_after_any_writes(apps, steps):
+    """... and a write to one environment leaves another's answers replayed, unless it changes a data
+    source (what every environment's answers depend on)."""
     world = World(*apps)
     world.write("put", 0)
     world.write("put", 1)
     world.check()
+    world.check_other()
     for step, number in steps:
         world.write(step, number)
+        misses = world.check_other()
+        if step not in EVERYWHERE:
+            assert misses == 0, step
         world.check()
 
 
@@ -272,33 +304,59 @@ def test_a_path_longer_than_any_real_one_is_refused_before_routing(apps):
     assert answer.json["message"] == "The URL's path is longer than 4096 characters"
 
 
-def _generation(session):
-    value = session.execute(sa.text("SELECT generation FROM configdb_state_generation")).scalar_one()
+def _generations(session):
+    rows = dict(session.execute(sa.text("SELECT environment_id, generation FROM configdb_generations")).all())
     session.commit()
-    return value
+    return rows
 
 
-def test_the_database_counts_each_change_an_answer_depends_on_and_not_a_node_s_status(env, session):
+def _environment(session, environment_id):
+    session.execute(sa.text("INSERT INTO configdb_environments (id, hierarchy_levels, revision, created_at, linked) "
+                            "VALUES (:id, '[\"nodes\"]', 0, CURRENT_TIMESTAMP, true)"), {"id": environment_id})
+    session.commit()
+
+
+def test_the_database_counts_each_change_in_the_rows_of_the_answers_it_changes_and_no_other(env, session):
+    """Row 0 counts what every environment's answers depend on, an environment's row its own; a node
+    counts the environments of its clusters and of the nodes sharing its FQDNs (the lowest id wins a
+    ``nodes`` FQDN), and its status counts nowhere."""
     cluster = env.create(nodes_kwargs=[{"roles": ["compute"]}] * 2)
-    node = env.nodes[0]["id"]
+    other = env.create(nodes_kwargs=[{"roles": ["compute"]}], release_kwargs={"version": "mitaka-9.0.other"},
+                       cluster_kwargs={"name": "other"})
+    third = env.create(cluster_kwargs={"name": "third"}, release_kwargs={"version": "mitaka-9.0.third"})
+    mine, theirs, idle = cluster["id"], other["id"], third["id"]
+    for environment_id in (mine, theirs, idle):
+        _environment(session, environment_id)
+    node, second, their_node = (n["id"] for n in env.nodes[:2] + env.nodes[2:3])
     counted = [
-        "UPDATE nodes SET fqdn = 'moved.example' WHERE id = {0}".format(node),
-        "UPDATE nodes SET cluster_id = NULL WHERE id = {0}".format(node),
-        "INSERT INTO configdb_components (name) VALUES ('counted')",
-        "UPDATE configdb_components SET name = 'renamed' WHERE name = 'counted'",
-        "DELETE FROM configdb_components WHERE name = 'renamed'",
-        "DELETE FROM clusters WHERE id = {0}".format(cluster["id"]),  # the other node's cluster_id: SET NULL
-        "DELETE FROM nodes WHERE id = {0}".format(node),
+        ("UPDATE configdb_environments SET revision = 1 WHERE id = {0}".format(mine), {mine}),
+        ("INSERT INTO configdb_components (name) VALUES ('counted')", {0}),
+        ("UPDATE configdb_components SET name = 'renamed' WHERE name = 'counted'", {0}),
+        ("INSERT INTO configdb_environment_components (environment_id, component_id, position) SELECT {0}, id, 0 "
+         "FROM configdb_components WHERE name = 'renamed'".format(theirs), {theirs}),
+        ("DELETE FROM configdb_components WHERE name = 'renamed'", {0, theirs}),  # cascades to theirs
+        ("UPDATE nodes SET fqdn = 'moved.example' WHERE id = {0}".format(node), {mine}),
+        # their node takes the FQDN: if its id is lower, mine's ``nodes/moved.example`` is now a 404
+        ("UPDATE nodes SET fqdn = 'moved.example' WHERE id = {0}".format(their_node), {mine, theirs}),
+        ("UPDATE nodes SET cluster_id = {0} WHERE id = {1}".format(theirs, node), {mine, theirs}),
+        ("UPDATE nodes SET cluster_id = NULL WHERE id = {0}".format(node), {theirs}),
+        ("DELETE FROM clusters WHERE id = {0}".format(mine), {mine}),  # the second node's cluster_id: SET NULL
+        ("DELETE FROM nodes WHERE id = {0}".format(second), set()),  # in no cluster, its FQDN shared by none
+        ("DELETE FROM nodes WHERE id = {0}".format(node), {theirs}),  # the FQDN their node shares
+        ("DELETE FROM configdb_environments WHERE id = {0}".format(mine), {mine}),
     ]
-    for statement in counted:
-        before = _generation(session)
+    for statement, rows in counted:
+        before = _generations(session)
         session.execute(sa.text(statement))
         session.commit()
-        assert _generation(session) > before, statement
-    before = _generation(session)
+        after = _generations(session)
+        assert {key for key in after if after[key] != before.get(key)} == rows, statement
+        assert all(after[key] > before[key] for key in rows if key in before), statement
+    assert mine in _generations(session)  # rows are never deleted: a re-created environment counts on
+    before = _generations(session)
     session.execute(sa.text("UPDATE nodes SET status = 'ready', online = false"))
     session.commit()
-    assert _generation(session) == before
+    assert _generations(session) == before
 
 
 def test_a_lease_is_a_whole_number_of_milliseconds_no_longer_than_a_second():
@@ -323,7 +381,7 @@ def test_an_emptied_generation_never_comes_back_to_a_value_an_answer_was_kept_un
     for value in range(3):
         reference.put_json(world.url(world.ids[0], ""), {"a": value}, headers=admin, status=204)
         assert cached.get(url, headers=admin).json["a"] == value
-        seen.append(_generation(session))
-        session.execute(sa.text("DELETE FROM configdb_state_generation"))
+        seen.append(_generations(session)[world.env])
+        session.execute(sa.text("DELETE FROM configdb_generations"))
         session.commit()
     assert seen == sorted(set(seen))

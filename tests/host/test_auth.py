@@ -559,3 +559,69 @@ def test_a_user_given_the_hiera_role_by_nailgun_users_reads_secrets_in_clear(mig
     assert clear.json == {"db_password": "s3cr3t", "port": 5} and MASKED_HEADER not in clear.headers
     masked = app.get(values, headers=basic("reader"), status=200)
     assert masked.json == {"db_password": "<secret>", "port": 5} and masked.headers[MASKED_HEADER] == "true"
+
+
+def test_a_repeated_basic_header_is_checked_once_while_the_users_file_is_unchanged(local_app, tmp_path,
+                                                                                    monkeypatch):
+    checks = []
+    checkpw = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda *args: checks.append(1) or checkpw(*args))
+    decoded = []
+    from nailgun_host.auth import middleware
+
+    decode = middleware.decode_basic
+    monkeypatch.setattr(middleware, "decode_basic", lambda header: decoded.append(1) or decode(header))
+    for _ in range(3):
+        local_app.get("/api/v1/clusters/", headers=basic("reader"))
+    assert (len(checks), len(decoded)) == (1, 1)
+    users_file = tmp_path / "users.yaml"
+    content = yaml.safe_load(users_file.read_text())
+    content["users"]["reader"]["roles"] = ["nobody-s-role"]
+    users_file.write_text(yaml.safe_dump(content) + "\n")  # any change: the header is decoded again
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=403)
+    del content["users"]["reader"]
+    users_file.write_text(yaml.safe_dump(content))
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
+    assert len(decoded) == 3
+
+
+def test_a_remembered_basic_header_is_refused_while_its_name_is_locked(local_app):
+    local_app.get("/api/v1/clusters/", headers=basic("reader"))  # remembered
+    for _ in range(5):
+        local_app.get("/api/v1/clusters/", headers=basic("reader", "wrong"), status=401)
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=429)
+
+
+def test_a_token_is_opened_once_while_the_keys_are_unchanged(local_app, monkeypatch):
+    from nailgun_host.auth import token_keys
+    from nailgun_host.db import get_engine
+
+    token = login(local_app, "reader").json["access"]["token"]["id"]
+    opened = []
+    original = token_keys.TokenKeys.opened
+    monkeypatch.setattr(token_keys.TokenKeys, "opened", lambda self, t: opened.append(1) or original(self, t))
+    # no reload of the keys (token_keys.REFRESH) during the test
+    monkeypatch.setattr(token_keys.TokenKeys._current, "__defaults__", (3600.0,))
+    for _ in range(3):
+        local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token})
+    assert len(opened) == 1
+    token_keys.rotate(get_engine(), 3600, revoke=True)  # every key but a new one: every token so far is dead
+    monkeypatch.setattr(token_keys.TokenKeys._current, "__defaults__", (0.0,))  # the next request reloads them
+    local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, status=401)
+
+
+def test_a_basic_header_sent_by_many_threads_at_once_is_checked_once(local_app, monkeypatch):
+    """As when a server's threads find the header's time is up together: one check, and no 503 for want of a slot."""
+    import concurrent.futures
+
+    checks = []
+    checkpw = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda *args: checks.append(1) or checkpw(*args))
+
+    def send(_):
+        app = webtest.TestApp(local_app.app)
+        return app.get("/api/v1/clusters/", headers=basic("reader"), expect_errors=True).status_int
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(send, range(16))) == [200] * 16
+    assert len(checks) == 1

@@ -1,9 +1,16 @@
 """The request log (``nailgun_host.request_log``): a line per request, whatever answers it, with its id; the
 errors logged while it runs carry that id; no credential or secret query value at the default level."""
 import base64
+import concurrent.futures
+import contextlib
 import copy
 import logging
+import os
 import re
+import subprocess
+import sys
+import textwrap
+import time
 
 import pytest
 import requests
@@ -29,7 +36,7 @@ def basic(user, password):
 
 @pytest.fixture
 def log_file(tmp_path):
-    """The process's logging configured as ``LOG: {file: ...}`` says; the lines it wrote, parsed."""
+    """The process's logging configured as ``LOG: {file: ...}`` says; the lines it wrote."""
     path = tmp_path / "nailgun.log"
     handler = request_log.configure({"file": str(path), "level": "INFO"})
     root = logging.getLogger()
@@ -39,6 +46,7 @@ def log_file(tmp_path):
         handler.flush()
         return path.read_text().splitlines()
 
+    lines.handler, lines.path = handler, path
     yield lines
     root.removeHandler(handler)
     handler.close()
@@ -171,3 +179,120 @@ def test_health_checks_write_no_alembic_lines(app, log_file):
     lines = log_file()
     assert [m["target"] for m in request_lines(lines)] == ["/api/v1/health"] * 2
     assert not [line for line in lines if " alembic" in line], lines
+
+
+# -- the log file's writer (request_log.LogFile) ------------------------------------------------------
+
+@contextlib.contextmanager
+def alone(log_file):
+    """The log file as the only handler, as in a server: pytest's capture set aside, requests leave their fields
+    to the file's writer rather than make records."""
+    loggers = [logging.getLogger(), request_log.LOG]
+    held = [(logger, handler) for logger in loggers for handler in logger.handlers if handler is not log_file.handler]
+    for logger, handler in held:
+        logger.removeHandler(handler)
+    try:
+        assert request_log._log_file(logging.INFO) is log_file.handler
+        yield
+    finally:
+        for logger, handler in held:
+            logger.addHandler(handler)
+
+
+def test_the_writer_writes_the_line_a_record_would_be(app, log_file):
+    """Both ways give the same line: masked secrets, escapes, the level of a 5xx, no identity."""
+    targets = ["/api/v1/nodes/?cluster_id=1&password=hunter2&os_token=abc", "/api/v1/clusters/%0Aforged%20line",
+               "/api/v1/nowhere"]
+    for target in targets:
+        app.get(target, status="*")
+    with alone(log_file):
+        for target in targets:
+            app.get(target, status="*")
+        app.request("/api/v1/clusters/", method="BREW", status=405)
+    app.request("/api/v1/clusters/", method="BREW", status=405)
+    recorded = [m.groupdict() for m in request_lines(log_file())]
+    for fields in recorded:
+        del fields["time"], fields["ms"], fields["id"]
+    assert recorded[:3] == recorded[3:6] and recorded[6] == recorded[7]
+    assert "hunter2" not in str(recorded)
+
+def test_a_line_is_in_the_file_a_moment_after_its_answer_without_a_flush(app, log_file):
+    with alone(log_file):
+        answer = app.get("/api/v1/version")
+    deadline = time.monotonic() + 5
+    while answer.headers["X-Request-Id"] not in log_file.path.read_text():  # the writer, not the test, wrote it
+        assert time.monotonic() < deadline, "the line was not written"
+        time.sleep(0.01)
+
+
+def test_no_line_is_lost_or_torn_when_many_threads_answer(app, log_file):
+    def send(number):
+        return [app.get("/api/v1/version", headers={"X-Request-Id": "t{0}-{1}".format(number, n)}).status_int
+                for n in range(100)]
+
+    with alone(log_file), concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert all(status == 200 for statuses in pool.map(send, range(8)) for status in statuses)
+    matched = request_lines(log_file())
+    assert all(matched) and sorted(m["id"] for m in matched) == sorted(
+        "t{0}-{1}".format(t, n) for t in range(8) for n in range(100))
+
+
+def test_lines_go_to_the_new_file_once_logrotate_moved_the_old_one(app, log_file):
+    with alone(log_file):
+        app.get("/api/v1/version", headers={"X-Request-Id": "before-rotation"})
+        log_file()
+        os.rename(str(log_file.path), str(log_file.path) + ".1")
+        app.get("/api/v1/version", headers={"X-Request-Id": "after-rotation"})
+    assert [m["id"] for m in request_lines(log_file())] == ["after-rotation"]
+    with open(str(log_file.path) + ".1") as rotated:
+        assert [m["id"] for m in request_lines(rotated.read().splitlines())] == ["before-rotation"]
+
+
+def test_other_records_keep_their_place_among_request_lines(app, log_file):
+    with alone(log_file):
+        app.get("/api/v1/version", headers={"X-Request-Id": "first"})
+        logging.getLogger("nailgun_host.somewhere").warning("between the two")
+        app.get("/api/v1/version", headers={"X-Request-Id": "second"})
+    lines = log_file()
+    assert [line.split(" ", 5)[4] for line in lines] == ["[first]", "[-]", "[second]"]
+    assert lines[1].endswith(" WARNING nailgun_host.somewhere [-] between the two")
+
+
+def test_with_another_handler_too_the_line_is_a_record_both_get(app, log_file):
+    seen = []
+    handler = logging.Handler()
+    handler.emit = seen.append
+    with alone(log_file):
+        request_log.LOG.addHandler(handler)
+        try:
+            app.get("/api/v1/version?password=hunter2", headers={"X-Request-Id": "recorded"})
+        finally:
+            request_log.LOG.removeHandler(handler)
+    assert [m["target"] for m in request_lines(log_file())] == ["/api/v1/version?password=<secret>"]
+    assert [record.request_id for record in seen] == ["recorded"]
+    assert seen[0].getMessage().endswith('"GET /api/v1/version?password=<secret>" 200 {0} anonymous'.format(
+        seen[0].getMessage().split('" 200 ')[1].split(" anonymous")[0]))
+
+
+SERVER_THAT_STOPS = """
+import os, signal, sys
+from nailgun_host import request_log
+request_log.configure({"file": sys.argv[1], "level": "INFO"})
+def app(environ, start_response):
+    start_response("200 OK", [])
+    return [b""]
+logged = request_log.RequestLog(app)
+for number in range(500):
+    logged({"REQUEST_METHOD": "GET", "PATH_INFO": "/n", "HTTP_X_REQUEST_ID": "n%d" % number}, lambda *a: None)
+if sys.argv[2] == "sigterm":
+    os.kill(os.getpid(), signal.SIGTERM)
+    signal.pause()
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "sigterm"])
+def test_the_lines_that_wait_are_written_when_the_process_ends(tmp_path, how):
+    path = tmp_path / "api.log"
+    ended = subprocess.run([sys.executable, "-c", textwrap.dedent(SERVER_THAT_STOPS), str(path), how], timeout=60)
+    assert ended.returncode == (-15 if how == "sigterm" else 0)  # killed by the signal, as without the log file
+    assert [m["id"] for m in request_lines(path.read_text().splitlines())] == ["n%d" % n for n in range(500)]

@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import time
+import weakref
 
 import pytest
 import requests
@@ -229,3 +230,25 @@ def test_health_answers_503_once_the_keys_stop_fitting_the_database(own_keys, ap
         assert (answer.status_code, answer.json()["message"]) == (503, sealed.KEYS_UNFIT_MESSAGE)
     finally:
         server.stop()
+
+
+def test_a_leaf_opened_again_is_remembered_until_its_key_is_retired(tmp_path, monkeypatch):
+    """A computed read opens the environment's secret leaves again for every node: opened once per key set.
+    A retirement loads a new set, which opens nothing its keys do not (the remembered ones go with the old)."""
+    path = str(tmp_path / "keys")
+    old = keys.load(path)
+    token = sealing.seal({"password": "s3cret"}, {"/password"}, old)["password"][sealing.MARKER]
+    opened = []
+    real = keys.MultiFernet.decrypt
+    monkeypatch.setattr(keys.MultiFernet, "decrypt", lambda self, data: opened.append(data) or real(self, data))
+    assert [sealing.unseal({"a": {sealing.MARKER: token}}, old) for _ in range(3)] == [{"a": "s3cret"}] * 3
+    assert len(opened) == 1
+    keys.rotate(path)
+    keys.rotate(path)
+    keys.retire(path)
+    with pytest.raises(keys.UndecryptableValue):
+        sealing.unseal({"a": {sealing.MARKER: token}}, keys.load(path))
+    assert sealing.unseal({"a": {sealing.MARKER: token}}, old) == {"a": "s3cret"}  # only the old set opens it
+    replaced = weakref.ref(old)
+    del old
+    assert replaced() is None  # its keys and what they opened go with it, without waiting for a collection

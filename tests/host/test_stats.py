@@ -146,6 +146,40 @@ def test_metrics_count_each_answer_by_method_status_and_user(local_app):
     assert total(after, "nailgun_host_cpu_count") >= 1
 
 
+def test_every_answer_of_many_threads_is_counted_before_a_scrape_or_a_flush_reads(local_app):
+    """Answers wait in their process to be folded (``stats.fold``): a scrape and a flush still see every one."""
+    stats.flush(get_engine())
+    before = samples(local_app.get("/metrics", headers=basic("admin")).text)
+    stats_before = this_host(local_app.get("/api/v1/stats", headers=basic("admin")).json)
+
+    def send(_):
+        app = webtest.TestApp(local_app.app)
+        return [app.get("/api/v1/clusters/", headers=basic("reader")).status_int for _ in range(50)]
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert sum(len(statuses) for statuses in pool.map(send, range(8))) == 400
+    after = samples(local_app.get("/metrics", headers=basic("admin")).text)
+    assert total(after, "nailgun_user_requests_total", user="reader") - \
+        total(before, "nailgun_user_requests_total", user="reader") == 400
+    assert total(after, "nailgun_request_duration_seconds_count") - \
+        total(before, "nailgun_request_duration_seconds_count") == 400 + 2  # and the first scrape, the /stats read
+    assert stats.flush(get_engine())
+    stats_after = this_host(local_app.get("/api/v1/stats", headers=basic("admin")).json)
+    assert stats_after["request_count"] - stats_before["request_count"] == 400 + 3  # and the two scrapes, that read
+    assert json.loads(stats_after["requests_per_user"])["reader"] - \
+        json.loads(stats_before["requests_per_user"]).get("reader", 0) == 400
+
+
+def test_answers_are_folded_by_the_thousand_without_a_reader(local_app, monkeypatch):
+    stats.fold()
+    monkeypatch.setattr(stats, "FOLD_AT", 5)
+    for _ in range(4):
+        local_app.get("/api/v1/version")
+    assert len(stats._answers) == 4  # waiting: nobody read the figures
+    local_app.get("/api/v1/version")
+    assert len(stats._answers) == 0
+
+
 # -- two worker processes ---------------------------------------------------------------------
 
 @pytest.fixture
