@@ -7,11 +7,11 @@ authentication with a remembered HTTP Basic credential), on SQLite and, with ``-
 scratch database next to the one named, dropped at the end). The reference: etcd 3.4 on loopback
 (``references.etcd``), written through its v3 JSON gateway, as a client of ours writes through our API.
 
-The documents are the test fixtures' astute.yaml keys (``references.sized_documents``): 39 KB (72 secret
-leaves, which we seal one by one) and 1.2 MB. Every PUT writes a new version (one key differs from the last).
-In interleaved rounds (``references.interleaved``), with each round's ratio to etcd's:
+The documents are the test fixtures' astute.yaml keys (``references.sized_documents``): 1 KB (a small
+override, what ``config upload`` writes), 39 KB (72 secret leaves, which we seal one by one) and 1.2 MB.
+Every PUT writes a new version (one key differs from the last). In interleaved rounds (``references.interleaved``), with each round's ratio to etcd's:
 
-- **sequential latency**: one client, PUT after PUT of the 39 KB document (``--puts``) and of the 1.2 MB one
+- **sequential latency**: one client, PUT after PUT of the 1 KB and 39 KB documents (``--puts``) and of the 1.2 MB one
   (``--large-puts``); p50 and p99 in ms. Goal: at most 2x etcd's for 39 KB, 3x for 1.2 MB;
 - **throughput of writers of different documents** (PostgreSQL, or SQLite without ``--pg-url``): PUTs of
   39 KB per second by 1 writer, then by 4 writers each on its own document, ``--seconds`` each, for two
@@ -169,7 +169,7 @@ def run(backend, pg_url, store, documents, args, rows):
             ours = Ours(url)
             ours.prepare()
             sides = {"ours": ours, "etcd": Reference(store)}
-            for label, puts in (("39 KB", args.puts), ("1.2 MB", args.large_puts)):
+            for label, puts in (("1 KB", args.puts), ("39 KB", args.puts), ("1.2 MB", args.large_puts)):
                 bodies = documents[label]
                 found = interleaved(sides, args.rounds, lambda side: sequential(side, bodies, puts))
                 for key in ("p50", "p99"):
@@ -201,12 +201,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pg-url", help="also run on PostgreSQL (a user that may create databases)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--puts", type=int, default=30, help="sequential PUTs of 39 KB a round")
+    parser.add_argument("--puts", type=int, default=30, help="sequential PUTs of 1 KB, and of 39 KB, a round")
     parser.add_argument("--large-puts", type=int, default=4, help="sequential PUTs of 1.2 MB a round")
     parser.add_argument("--seconds", type=float, default=3, help="each throughput run")
     parser.add_argument("--sqlite-throughput", action="store_true", help="measure writers on SQLite too")
     args = parser.parse_args(argv)
-    sized = sized_documents((("39 KB", 39000), ("1.2 MB", 1200000)))
+    sized = sized_documents((("1 KB", 1000), ("39 KB", 39000), ("1.2 MB", 1200000)))
     documents = {label: variants(document) for label, document in sized.items()}
     print("load average before: " + load_average())
     rows = []
