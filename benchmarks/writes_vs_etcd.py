@@ -9,10 +9,11 @@ scratch database next to the one named, dropped at the end). The reference: etcd
 
 The documents are the test fixtures' astute.yaml keys (``references.sized_documents``): 1 KB (a small
 override, what ``config upload`` writes), 39 KB (72 secret leaves, which we seal one by one) and 1.2 MB.
-Every PUT writes a new version (one key differs from the last). In interleaved rounds (``references.interleaved``), with each round's ratio to etcd's:
+Every PUT writes a new version (one key differs from the last). In interleaved rounds
+(``references.interleaved``), with each round's ratio to etcd's:
 
-- **sequential latency**: one client, PUT after PUT of the 1 KB and 39 KB documents (``--puts``) and of the 1.2 MB one
-  (``--large-puts``); p50 and p99 in ms. Goal: at most 2x etcd's for 39 KB, 3x for 1.2 MB;
+- **sequential latency**: one client, PUT after PUT of the 1 KB and 39 KB documents (``--puts``) and of the
+  1.2 MB one (``--large-puts``); p50 and p99 in ms. Goal: at most 2x etcd's for 39 KB, 3x for 1.2 MB;
 - **throughput of writers of different documents** (PostgreSQL, or SQLite without ``--pg-url``): PUTs of
   39 KB per second by 1 writer, then by 4 writers each on its own document, ``--seconds`` each, for two
   meanings of "different documents": **4 environments** (one document each) and **one environment** (the
