@@ -4,12 +4,14 @@ import base64
 import concurrent.futures
 import contextlib
 import copy
+import errno
 import logging
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -246,6 +248,89 @@ def test_lines_go_to_the_new_file_once_logrotate_moved_the_old_one(app, log_file
     assert [m["id"] for m in request_lines(log_file())] == ["after-rotation"]
     with open(str(log_file.path) + ".1") as rotated:
         assert [m["id"] for m in request_lines(rotated.read().splitlines())] == ["before-rotation"]
+
+
+class _Stream:
+    """A log file's stream whose ``flush`` fails as a full disk does ``failures`` times, and whose ``write``
+    waits for ``opened`` (a slow disk) once ``entered`` is set."""
+
+    def __init__(self, stream, failures=0):
+        self.stream, self.failures = stream, failures
+        self.entered, self.opened = threading.Event(), threading.Event()
+        self.opened.set()
+
+    def write(self, text):
+        self.entered.set()
+        self.opened.wait(10)
+        return self.stream.write(text)
+
+    def flush(self):
+        if self.failures:
+            self.failures -= 1
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.stream.flush()
+
+    def close(self):
+        self.stream.close()
+
+
+def _fields(rid):
+    return (time.time(), logging.INFO, rid, "127.0.0.1", "GET", "/api/v1/version", "", "200", 0.001, "admin")
+
+
+def _written(path, rid, seconds=5):
+    deadline = time.monotonic() + seconds
+    while rid not in path.read_text():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_full_disk_loses_the_lines_it_refused_and_not_the_writer(tmp_path, capsys):
+    """A write refused (ENOSPC at the flush) is said on stderr, as logging says it; the lines after it, once
+    there is room again, are written: the writer thread lives on."""
+    path = tmp_path / "full.log"
+    handler = request_log.LogFile(str(path))
+    handler.stream = stream = _Stream(handler.stream, failures=1)
+    try:
+        handler.request(_fields("refused"))
+        deadline = time.monotonic() + 5
+        while stream.failures and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert stream.failures == 0
+        time.sleep(0.1)  # the writer's failed batch over
+        handler.request(_fields("after-room"))
+        assert _written(path, "after-room"), "the writer died with the failed write"
+    finally:
+        handler.close()
+    assert "No space left on device" in capsys.readouterr().err
+
+
+def test_lines_wait_in_memory_up_to_a_bound_when_the_disk_is_slow(tmp_path, monkeypatch):
+    """Beyond ``MAX_WAITING`` lines waiting, a request writes them itself (waiting for the disk, as before the
+    writer thread), so a stalled disk does not fill the memory; every line is written once the disk moves."""
+    monkeypatch.setattr(request_log, "MAX_WAITING", 50)
+    path = tmp_path / "slow.log"
+    handler = request_log.LogFile(str(path))
+    handler.stream = stream = _Stream(handler.stream)
+    stream.opened.clear()
+    try:
+        handler.request(_fields("first"))
+        assert stream.entered.wait(5)  # the writer waits for the disk
+        producer = threading.Thread(target=lambda: [handler.request(_fields("line-{0}".format(n)))
+                                                    for n in range(200)])
+        producer.start()
+        producer.join(1)
+        assert producer.is_alive() and len(handler._waiting) <= 50 + 1  # and the line of the request waiting
+        stream.opened.set()
+        producer.join(10)
+        handler.flush()
+        assert [line.split(" ")[4] for line in path.read_text().splitlines()] == \
+            ["[first]"] + ["[line-{0}]".format(n) for n in range(200)]
+    finally:
+        stream.opened.set()
+        handler.close()
 
 
 def test_other_records_keep_their_place_among_request_lines(app, log_file):
