@@ -165,8 +165,10 @@ _log_files = weakref.WeakSet()
 
 
 def _forked():
+    """In a forked child (a worker): no writer yet, and the lines the parent left waiting are the parent's to write."""
     for log_file in _log_files:
         log_file._writing = False
+        log_file._waiting.clear()
 
 
 os.register_at_fork(after_in_child=_forked)

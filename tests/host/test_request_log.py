@@ -381,3 +381,27 @@ def test_the_lines_that_wait_are_written_when_the_process_ends(tmp_path, how):
     ended = subprocess.run([sys.executable, "-c", textwrap.dedent(SERVER_THAT_STOPS), str(path), how], timeout=60)
     assert ended.returncode == (-15 if how == "sigterm" else 0)  # killed by the signal, as without the log file
     assert [m["id"] for m in request_lines(path.read_text().splitlines())] == ["n%d" % n for n in range(500)]
+
+
+SERVER_THAT_FORKS = """
+import logging, os, sys
+from nailgun_host import request_log
+request_log.configure({"file": sys.argv[1], "level": "INFO"})
+logging.getLogger("nailgun_host.master").info("before the fork")
+worker = os.fork()
+if worker == 0:
+    logging.getLogger("nailgun_host.worker").info("in the worker")
+    logging.shutdown()
+    os._exit(0)
+os.waitpid(worker, 0)
+"""
+
+
+def test_a_line_waiting_when_the_server_forks_its_workers_is_written_once(tmp_path):
+    """gunicorn ``--preload``: the master's lines still waiting for its writer at the fork are the master's to
+    write, not each worker's too."""
+    path = tmp_path / "api.log"
+    ended = subprocess.run([sys.executable, "-c", textwrap.dedent(SERVER_THAT_FORKS), str(path)], timeout=60)
+    assert ended.returncode == 0
+    assert sorted(line.split(" ", 4)[4] for line in path.read_text().splitlines()) == [
+        "[-] before the fork", "[-] in the worker"]
