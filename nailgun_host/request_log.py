@@ -11,7 +11,9 @@ A log file is written by ``LogFile``: a request leaves a tuple of its fields, an
 formats and writes whatever has come, in order, one ``write``, ``flush`` and ``stat`` per batch (logrotate's
 move is seen as ``WatchedFileHandler`` sees it), the time formatted once per second: a line per request
 would otherwise cost more than a replayed answer. The thread wakes at each line, so a line is in the file
-a moment after its answer; ``flush()`` (and logging's at exit) writes what is still waiting. When other
+a moment after its answer; ``flush()`` (and logging's at exit) writes what is still waiting. A write that
+fails (a full disk) loses its batch, as logging loses a record, not the writer; beyond ``MAX_WAITING`` lines
+waiting, a request writes them itself, so a stalled disk holds requests rather than fill the memory. When other
 handlers are set too (a test's capture), the request's line is a record as any other.
 
 No secret reaches the log at the default level: credentials travel only in headers, which are not
@@ -45,6 +47,9 @@ ENVIRON_KEY = "nailgun.request_id"
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 #: how long the log file's writer lets lines gather once woken (each wake of a thread costs the GIL a switch)
 BATCH_SECONDS = 0.02
+#: lines that may wait for the writer; beyond, a request writes them itself (a stalled disk holds requests, as a
+#: handler writing each line would, rather than fill the memory)
+MAX_WAITING = 10000
 #: the request's line after ``[request id] ``
 MESSAGE = '%s "%s %s%s" %s %.2f ms %s'
 #: a client's request id is taken as it is only if it cannot forge a log line or flood one
@@ -84,19 +89,20 @@ class LogFile(logging.handlers.WatchedFileHandler):
 
     def emit(self, record):
         try:
-            self._waiting.append(self.format(record))
+            line = self.format(record)
         except Exception:
             self.handleError(record)
             return
-        self._woken()
+        self._queue(line)
 
     def request(self, fields):
         """A request's line: ``(time.time(), level number, request id, remote address, method, path,
         query string, status, seconds, user name or None)``."""
-        self._waiting.append(fields)
-        self._woken()
+        self._queue(fields)
 
-    def _woken(self):
+    def _queue(self, line):
+        """Leave ``line`` to the writer, and wake it; write what waits here when too much does (``MAX_WAITING``)."""
+        self._waiting.append(line)
         if not self._writing:  # the first line of this process (a server may fork after configure)
             with self.lock:
                 if not self._writing:
@@ -106,6 +112,8 @@ class LogFile(logging.handlers.WatchedFileHandler):
         if self._idle:
             self._idle = False
             self._wake.put(True)
+        if len(self._waiting) > MAX_WAITING:
+            self.flush()
 
     def _write_forever(self):
         going = True
@@ -127,16 +135,16 @@ class LogFile(logging.handlers.WatchedFileHandler):
                     lines.append(line if isinstance(line, str) else self._request_line(*line))
                 except Exception:  # as logging does with a record it cannot format: said on stderr, not raised
                     self.handleError(None)
-            if lines:
-                try:
+            try:  # a failure (a full disk) loses this batch, as logging loses a record, never the writer
+                if lines:
                     self.reopenIfNeeded()
                     if self.stream is None:
                         self.stream = self._open()
                         self._statstream()
                     self.stream.write("\n".join(lines) + "\n")
-                except Exception:
-                    self.handleError(None)
-            super().flush()
+                super().flush()
+            except Exception:
+                self.handleError(None)
 
     def _request_line(self, created, level, rid, remote, method, path, query, status, seconds, user):
         second = int(created)
@@ -157,8 +165,10 @@ _log_files = weakref.WeakSet()
 
 
 def _forked():
+    """In a forked child (a worker): no writer yet, and the lines the parent left waiting are the parent's to write."""
     for log_file in _log_files:
         log_file._writing = False
+        log_file._waiting.clear()
 
 
 os.register_at_fork(after_in_child=_forked)

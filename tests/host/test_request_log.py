@@ -4,12 +4,14 @@ import base64
 import concurrent.futures
 import contextlib
 import copy
+import errno
 import logging
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -248,6 +250,89 @@ def test_lines_go_to_the_new_file_once_logrotate_moved_the_old_one(app, log_file
         assert [m["id"] for m in request_lines(rotated.read().splitlines())] == ["before-rotation"]
 
 
+class _Stream:
+    """A log file's stream whose ``flush`` fails as a full disk does ``failures`` times, and whose ``write``
+    waits for ``opened`` (a slow disk) once ``entered`` is set."""
+
+    def __init__(self, stream, failures=0):
+        self.stream, self.failures = stream, failures
+        self.entered, self.opened = threading.Event(), threading.Event()
+        self.opened.set()
+
+    def write(self, text):
+        self.entered.set()
+        self.opened.wait(10)
+        return self.stream.write(text)
+
+    def flush(self):
+        if self.failures:
+            self.failures -= 1
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.stream.flush()
+
+    def close(self):
+        self.stream.close()
+
+
+def _fields(rid):
+    return (time.time(), logging.INFO, rid, "127.0.0.1", "GET", "/api/v1/version", "", "200", 0.001, "admin")
+
+
+def _written(path, rid, seconds=5):
+    deadline = time.monotonic() + seconds
+    while rid not in path.read_text():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_full_disk_loses_the_lines_it_refused_and_not_the_writer(tmp_path, capsys):
+    """A write refused (ENOSPC at the flush) is said on stderr, as logging says it; the lines after it, once
+    there is room again, are written: the writer thread lives on."""
+    path = tmp_path / "full.log"
+    handler = request_log.LogFile(str(path))
+    handler.stream = stream = _Stream(handler.stream, failures=1)
+    try:
+        handler.request(_fields("refused"))
+        deadline = time.monotonic() + 5
+        while stream.failures and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert stream.failures == 0
+        time.sleep(0.1)  # the writer's failed batch over
+        handler.request(_fields("after-room"))
+        assert _written(path, "after-room"), "the writer died with the failed write"
+    finally:
+        handler.close()
+    assert "No space left on device" in capsys.readouterr().err
+
+
+def test_lines_wait_in_memory_up_to_a_bound_when_the_disk_is_slow(tmp_path, monkeypatch):
+    """Beyond ``MAX_WAITING`` lines waiting, a request writes them itself (waiting for the disk, as before the
+    writer thread), so a stalled disk does not fill the memory; every line is written once the disk moves."""
+    monkeypatch.setattr(request_log, "MAX_WAITING", 50)
+    path = tmp_path / "slow.log"
+    handler = request_log.LogFile(str(path))
+    handler.stream = stream = _Stream(handler.stream)
+    stream.opened.clear()
+    try:
+        handler.request(_fields("first"))
+        assert stream.entered.wait(5)  # the writer waits for the disk
+        producer = threading.Thread(target=lambda: [handler.request(_fields("line-{0}".format(n)))
+                                                    for n in range(200)])
+        producer.start()
+        producer.join(1)
+        assert producer.is_alive() and len(handler._waiting) <= 50 + 1  # and the line of the request waiting
+        stream.opened.set()
+        producer.join(10)
+        handler.flush()
+        assert [line.split(" ")[4] for line in path.read_text().splitlines()] == \
+            ["[first]"] + ["[line-{0}]".format(n) for n in range(200)]
+    finally:
+        stream.opened.set()
+        handler.close()
+
+
 def test_other_records_keep_their_place_among_request_lines(app, log_file):
     with alone(log_file):
         app.get("/api/v1/version", headers={"X-Request-Id": "first"})
@@ -296,3 +381,27 @@ def test_the_lines_that_wait_are_written_when_the_process_ends(tmp_path, how):
     ended = subprocess.run([sys.executable, "-c", textwrap.dedent(SERVER_THAT_STOPS), str(path), how], timeout=60)
     assert ended.returncode == (-15 if how == "sigterm" else 0)  # killed by the signal, as without the log file
     assert [m["id"] for m in request_lines(path.read_text().splitlines())] == ["n%d" % n for n in range(500)]
+
+
+SERVER_THAT_FORKS = """
+import logging, os, sys
+from nailgun_host import request_log
+request_log.configure({"file": sys.argv[1], "level": "INFO"})
+logging.getLogger("nailgun_host.master").info("before the fork")
+worker = os.fork()
+if worker == 0:
+    logging.getLogger("nailgun_host.worker").info("in the worker")
+    logging.shutdown()
+    os._exit(0)
+os.waitpid(worker, 0)
+"""
+
+
+def test_a_line_waiting_when_the_server_forks_its_workers_is_written_once(tmp_path):
+    """gunicorn ``--preload``: the master's lines still waiting for its writer at the fork are the master's to
+    write, not each worker's too."""
+    path = tmp_path / "api.log"
+    ended = subprocess.run([sys.executable, "-c", textwrap.dedent(SERVER_THAT_FORKS), str(path)], timeout=60)
+    assert ended.returncode == 0
+    assert sorted(line.split(" ", 4)[4] for line in path.read_text().splitlines()) == [
+        "[-] before the fork", "[-] in the worker"]
