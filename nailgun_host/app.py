@@ -27,7 +27,7 @@ from nailgun_host.db import db, expect_writes, get_engine, migration, sealed, st
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import settings
 from nailgun_host.urls import URLS
-from nailgun_platform import read_cache, shared_runs, whole_answer
+from nailgun_platform import read_cache, routing, shared_runs, whole_answer
 from nailgun_platform.secrets import keys
 
 LOG = logging.getLogger(__name__)
@@ -255,11 +255,11 @@ def build_wsgi(extensions=None):
     extensions = get_all_extensions() if extensions is None else extensions
     for extension in extensions:
         extension.check_settings()  # and settings an extension cannot work with
-    routes, _ = collect_routes(extensions)
+    routes = routing.Routes(collect_routes(extensions)[0], PREFIXES)
     wsgi = auth_middleware.build(
         stats.build(shared_runs.build(read_cache.build(whole_answer.measured(build_app(extensions).wsgifunc()),
-                                                       routes, PREFIXES, statement_reader, read_access),
-                                      routes, PREFIXES, read_access),
+                                                       routes, statement_reader, read_access),
+                                      routes, read_access),
                     settings["STATS"]),
         settings["AUTH"])
 

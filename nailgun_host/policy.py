@@ -200,6 +200,17 @@ class _Rules:
             self.decisions[key] = decision
         return decision
 
+    def read_access(self, rule, identity):
+        """None when ``rule`` refuses ``identity``, else whether it sees secrets: both decisions in one."""
+        key = (rule, READ_SECRETS, identity)
+        decision = self.decisions.get(key, self)
+        if decision is self:
+            decision = self.allowed(READ_SECRETS, identity) if self.allowed(rule, identity) else None
+            if len(self.decisions) >= self.MAX_DECISIONS:
+                self.decisions.clear()
+            self.decisions[key] = decision
+        return decision
+
 
 _lock = threading.Lock()
 _rules = {}  # policy file path (None: the rules in code) -> _Rules
@@ -226,13 +237,22 @@ def enforcer():
     return _current_rules().enforcer
 
 
-def allowed(rule, identity):
+def _rules_in_force():
     try:
-        rules = _current_rules()
+        return _current_rules()
     except PolicyFileError as exc:
         LOG.error("Refusing every request: %s", exc)
         raise errors.ServiceUnavailable("The server's policy file cannot be used; an operator must fix it")
-    return rules.allowed(rule, identity)
+
+
+def allowed(rule, identity):
+    return _rules_in_force().allowed(rule, identity)
+
+
+def read_access(rule, identity):
+    """None when ``rule`` refuses ``identity``, else whether it may see secrets (``READ_SECRETS``): what a read
+    asks on every request, one remembered decision."""
+    return _rules_in_force().read_access(rule, identity)
 
 
 def authorize(rule, identity):

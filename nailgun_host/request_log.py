@@ -52,6 +52,8 @@ BATCH_SECONDS = 0.02
 MAX_WAITING = 10000
 #: the request's line after ``[request id] ``
 MESSAGE = '%s "%s %s%s" %s %.2f ms %s'
+#: requests (address, method, path, query, user) whose logged fields the writer remembers, then forgets all at once
+REMEMBERED_FIELDS = 4096
 #: a client's request id is taken as it is only if it cannot forge a log line or flood one
 _SANE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 #: what a logged field keeps as it is: printable ASCII but for the space, the quote and the backslash
@@ -86,6 +88,8 @@ class LogFile(logging.handlers.WatchedFileHandler):
         _log_files.add(self)
         self._idle = True  # the writer waits for a wake: the next line wakes it (the others find it busy)
         self._second = (None, "")
+        #: (address, method, path, query, user, secret patterns if a query) -> logged form around the status and time
+        self._fields = {}
 
     def emit(self, record):
         try:
@@ -150,10 +154,17 @@ class LogFile(logging.handlers.WatchedFileHandler):
         second = int(created)
         if self._second[0] != second:
             self._second = (second, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second)))
-        return "{0},{1:03d} {2} {3} [{4}] {5}".format(
+        key = (remote, method, path, query, user, secrets.patterns() if query else None)
+        fields = self._fields.get(key)
+        if fields is None:  # the same few requests come over and over: their fields escaped and masked once
+            if len(self._fields) >= REMEMBERED_FIELDS:
+                self._fields.clear()
+            fields = self._fields[key] = (
+                '%s "%s %s%s" ' % (remote, _printable(method), _printable(path, "latin-1"), shown_query(query)),
+                " ms " + ("-" if user is None else _printable(user)))
+        return "%s,%03d %s %s [%s] %s%s %.2f%s" % (
             self._second[1], int((created - second) * 1000), logging.getLevelName(level), LOG.name, rid,
-            MESSAGE % (remote, _printable(method), _printable(path, "latin-1"), shown_query(query), status,
-                       seconds * 1000.0, "-" if user is None else _printable(user)))
+            fields[0], status, seconds * 1000.0, fields[1])
 
     def close(self):
         self._wake.put(False)  # the writer's last batch

@@ -38,11 +38,10 @@ and whether it sees secrets (``nailgun_host.api.base.read_access``).
 """
 import collections
 import logging
-import re
 import threading
 import time
 
-from nailgun_platform import hosting
+from nailgun_platform import hosting, routing
 from nailgun_platform.etags import none_match
 from nailgun_platform.whole_answer import answered
 
@@ -55,23 +54,10 @@ class StatementFailed(Exception):
 SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
 #: methods that never write (everything else is held for a lease)
 READS = ("GET", "HEAD", "OPTIONS")
-#: paths whose route is remembered (then forgotten all at once), if at most ROUTED_PATH_LENGTH long
-ROUTED_PATHS, ROUTED_PATH_LENGTH = 4096, 2048
 #: what an answer costs beside its body and key: the objects holding it, its headers and state (measured)
 ENTRY_OVERHEAD = 2048
 #: answers larger than this share of the budget are not kept (one would push out all the others)
 LARGEST_SHARE = 4
-
-
-def _web_path(environ):
-    """The path web.py routes (``web.application.load``), or None where it would take another one."""
-    if environ.get("SERVER_SOFTWARE", "").startswith(("lighttpd/", "nginx/")):
-        return None
-    path = environ.get("PATH_INFO", "")
-    try:
-        return path.encode("latin-1").decode("utf-8")
-    except UnicodeError:
-        return path
 
 
 class Answer:
@@ -123,10 +109,11 @@ class AnswerStore:
 
 
 class CachedRoute:
-    """A route whose GET answers may be replayed: its regexes, read rule and fingerprint (module)."""
+    """A route whose GET answers may be replayed: its read rule and fingerprint (module)."""
 
-    def __init__(self, patterns, rule, fingerprint):
-        self.patterns = patterns
+    __slots__ = ("rule", "fingerprint")
+
+    def __init__(self, rule, fingerprint):
         self.rule = rule
         self.fingerprint = fingerprint
 
@@ -134,7 +121,7 @@ class CachedRoute:
 class ReadCache:
     """WSGI middleware in front of the application (behind authentication): see the module."""
 
-    def __init__(self, app, routes, prefixes, max_bytes, lease_seconds, reader, access):
+    def __init__(self, app, routes, max_bytes, lease_seconds, reader, access):
         self.app = app
         self.store = AnswerStore(max_bytes)
         self.lease_seconds = lease_seconds
@@ -144,47 +131,23 @@ class ReadCache:
         self._leases = {}
         #: fingerprint -> the lock its one reader holds (single flight)
         self._reading = {}
-        # web.py takes the first route that matches, in order: so does ``_route``
-        self._routes = []
-        for entry in routes:
-            patterns = [re.compile(prefix + entry["uri"] + r"\Z") for prefix in prefixes]
+        #: the application's routes (``routing.Routes``), and by their position the ones cached or None
+        self.routes = routes
+        self._cached = []
+        for entry in routes.routes:
             cached = None
             if "fingerprint" in entry:
-                cached = CachedRoute(patterns, entry["handler"].policy_rule("GET"), entry["fingerprint"])
+                cached = CachedRoute(entry["handler"].policy_rule("GET"), entry["fingerprint"])
                 self._reading.setdefault(entry["fingerprint"], threading.Lock())
-            self._routes.append((patterns, cached))
-        self._cached = [cached for _, cached in self._routes if cached is not None]
-        self._routed = {}
-
-    def _route(self, path):
-        """The cached route that answers ``path``, or None (another route answers it).
-
-        Remembered per path (the same few are read over and over), up to ``ROUTED_PATHS`` of them."""
-        found = self._routed.get(path, self)
-        if found is not self:
-            return found
-        found = None
-        if any(p.match(path) for route in self._cached for p in route.patterns):
-            found = self._first_match(path)
-        if len(path) <= ROUTED_PATH_LENGTH:
-            if len(self._routed) >= ROUTED_PATHS:
-                self._routed.clear()
-            self._routed[path] = found
-        return found
-
-    def _first_match(self, path):
-        for patterns, cached in self._routes:
-            for pattern in patterns:
-                if pattern.match(path):
-                    return cached
-        return None
+            self._cached.append(cached)
 
     def _key(self, environ):
         """(route, key) of a request whose answer may be replayed, or None."""
         if environ.get("REQUEST_METHOD") != "GET" or SESSION_HEADER in environ:
             return None
-        path = _web_path(environ)
-        route = self._route(path) if path is not None else None
+        path = routing.web_path(environ)
+        index = self.routes.index(path) if path is not None else None
+        route = self._cached[index] if index is not None else None
         if route is None:
             return None
         try:
@@ -274,9 +237,10 @@ class ReadCache:
         return [answer.body]
 
 
-def build(app, routes, prefixes, reader, access):
-    """``app`` behind a ``ReadCache`` of the routes that declare a fingerprint (READ_CACHE settings)."""
-    if not any("fingerprint" in entry for entry in routes):
+def build(app, routes, reader, access):
+    """``app`` behind a ``ReadCache`` of the routes (``routing.Routes``) that declare a fingerprint (READ_CACHE
+    settings)."""
+    if not any("fingerprint" in entry for entry in routes.routes):
         return app
     settings = hosting.settings["READ_CACHE"]
-    return ReadCache(app, routes, prefixes, int(settings["max_bytes"]), settings["lease_ms"] / 1000.0, reader, access)
+    return ReadCache(app, routes, int(settings["max_bytes"]), settings["lease_ms"] / 1000.0, reader, access)

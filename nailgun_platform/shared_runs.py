@@ -18,49 +18,32 @@ route's read rule lets in as well and that see secrets as it does (``access``, t
 question); one the rule refuses, with no identity, in a configuration session or not a GET, runs on
 its own.
 """
-import re
-
+from nailgun_platform import routing
 from nailgun_platform.read_cache import SESSION_HEADER
 from nailgun_platform.whole_answer import answered
 
 #: the environ key under which the server hands the requests of one batch the same dict
 ENVIRON_KEY = "nailgun.shared_runs"
-#: paths whose route is remembered (then forgotten all at once)
-ROUTED_PATHS = 4096
 
 
 class SharedRuns:
     """WSGI middleware behind authentication (see the module): ``access(environ, rule)`` is None when the
     request has no identity or ``rule`` refuses it, else whether it sees secrets."""
 
-    def __init__(self, app, routes, prefixes, access):
+    def __init__(self, app, routes, access):
         self.app = app
         self.access = access
-        # web.py takes the first route that matches, in order: so does ``_rule``
-        self._routes = [([re.compile(prefix + entry["uri"] + r"\Z") for prefix in prefixes],
-                         entry["handler"].policy_rule("GET") if entry.get("shareable") else None)
-                        for entry in routes]
-        self._rules = {}
-
-    def _rule(self, path):
-        """The read rule of the route that answers ``path`` if that route is shareable, else None; remembered
-        for the last ``ROUTED_PATHS`` paths (a batch asks for the same one a thousand times)."""
-        found = self._rules.get(path, self)
-        if found is self:
-            found = next((rule for patterns, rule in self._routes if any(p.match(path) for p in patterns)), None)
-            if len(self._rules) >= ROUTED_PATHS:
-                self._rules.clear()
-            self._rules[path] = found
-        return found
+        #: the application's routes (``routing.Routes``), and by their position the read rules of shareable ones
+        self.routes = routes
+        self._rules = [entry["handler"].policy_rule("GET") if entry.get("shareable") else None
+                       for entry in routes.routes]
 
     def _key(self, environ):
         if environ.get("REQUEST_METHOD") != "GET" or SESSION_HEADER in environ:
             return None
-        path = environ.get("PATH_INFO", "")
-        try:
-            rule = self._rule(path.encode("latin-1").decode("utf-8"))  # the path as web.py routes it
-        except UnicodeError:
-            return None
+        path = routing.web_path(environ)
+        index = self.routes.index(path) if path is not None else None
+        rule = self._rules[index] if index is not None else None
         if rule is None:
             return None
         try:
@@ -84,8 +67,8 @@ class SharedRuns:
         return [body]
 
 
-def build(app, routes, prefixes, access):
-    """``app`` behind ``SharedRuns`` if a route is shareable."""
-    if not any(entry.get("shareable") for entry in routes):
+def build(app, routes, access):
+    """``app`` behind ``SharedRuns`` if a route (of ``routing.Routes``) is shareable."""
+    if not any(entry.get("shareable") for entry in routes.routes):
         return app
-    return SharedRuns(app, routes, prefixes, access)
+    return SharedRuns(app, routes, access)

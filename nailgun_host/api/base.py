@@ -215,9 +215,11 @@ def read_access(environ, rule):
     """The read cache's question (``nailgun_platform.read_cache``): None when the request has no identity or
     ``rule`` refuses it, else whether it sees secrets (kept in the environ, as ``sees_secrets`` would)."""
     identity = environ.get(auth.ENVIRON_KEY)
-    if identity is None or not policy.allowed(rule, identity):
+    if identity is None:
         return None
-    shown = environ[SEES_SECRETS_KEY] = policy.allowed(policy.READ_SECRETS, identity)
+    shown = policy.read_access(rule, identity)
+    if shown is not None:
+        environ[SEES_SECRETS_KEY] = shown
     return shown
 
 

@@ -219,6 +219,30 @@ def test_a_hit_answers_from_memory_and_a_write_makes_the_next_read_compute(apps)
     assert (store.hits, store.misses) == (hits + 1, misses + 1)
 
 
+def test_a_replayed_read_asks_the_policy_one_remembered_decision(apps, monkeypatch):
+    """Whether the route's read rule lets the identity in and whether it sees secrets: one decision per rule and
+    identity (``policy.read_access``), not two, and the masked view stays the reader's own."""
+    from nailgun_host import policy
+
+    cached, _ = apps
+    world = World(*apps)
+    world.write("put", 0)
+    url = world.url("astute", "") + "?effective"
+    assert cached.get(url, headers=auth("reader")).json["pin"] == "<secret>"
+    assert cached.get(url, headers=auth("admin")).json["pin"] == "p0"
+    asked = []
+    for name in ("allowed", "read_access"):
+        original = getattr(policy._Rules, name)
+        monkeypatch.setattr(policy._Rules, name, lambda self, *args, _name=name, _original=original: asked.append(
+            _name) or _original(self, *args))
+    store = read_cache_of(cached).store
+    hits = store.hits
+    for user, pin in (("reader", "<secret>"), ("admin", "p0")) * 2:
+        assert cached.get(url, headers=auth(user)).json["pin"] == pin
+    assert store.hits == hits + 4
+    assert asked == ["read_access"] * 4
+
+
 def test_a_write_is_answered_a_lease_after_its_commit_so_no_worker_replays_what_it_changed(apps):
     """Two workers on one database: a read trusts the state it read for a lease (no statement), and
     a write's answer comes a lease after its commit, so the next read anywhere asks again."""

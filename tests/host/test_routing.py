@@ -1,0 +1,40 @@
+"""The route the layers in front of the application find for a path (``nailgun_platform.routing``) is the one
+web.py takes: for every route of the application, under both prefixes."""
+import re
+
+
+from nailgun_host.app import PREFIXES, build_app, collect_routes
+from nailgun_host.extensions import get_all_extensions
+from nailgun_platform import routing
+
+
+def _example(uri):
+    """A path the route's pattern matches: each group a plain word or number."""
+    path = re.sub(r"\((?:\?P<\w+>)?[^()]*\)", "1", uri)
+    return path.replace("/?", "/").replace("?", "").replace("\\", "")
+
+
+def test_each_path_takes_the_route_web_py_takes():
+    extensions = get_all_extensions()
+    entries, _handlers = collect_routes(extensions)
+    routes = routing.Routes(entries, PREFIXES)
+    app = build_app(extensions)
+    checked = 0
+    for entry in entries:
+        for prefix in PREFIXES:
+            path = prefix + _example(entry["uri"])
+            handler, _args = app._match(app.mapping, path)
+            if handler is None:
+                continue  # a pattern this helper cannot make an example of
+            index = routes.index(path)
+            assert index is not None and entries[index]["handler"].__name__ == handler, path
+            assert routes.index(path) == index  # remembered
+            checked += 1
+    assert checked >= len(entries)
+    assert routes.index("/api/v1/no-such-route") is None and routes.index("/") is None
+
+
+def test_the_path_web_py_routes():
+    assert routing.web_path({"PATH_INFO": "/api/v1/x\xc3\xa9"}) == "/api/v1/x\xe9"  # UTF-8 bytes, as WSGI's latin-1
+    assert routing.web_path({"PATH_INFO": "/api/v1/\xff"}) == "/api/v1/\xff"
+    assert routing.web_path({"PATH_INFO": "/api/v1/x", "SERVER_SOFTWARE": "nginx/1.22"}) is None
