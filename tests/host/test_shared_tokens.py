@@ -23,7 +23,7 @@ from tests.host.test_auth import auth_settings, basic, login, write_users_file  
 
 
 class Clock:
-    """``time`` for ``token_keys`` and ``local`` (the users file): its monotonic clock moves when a test says so."""
+    """``time`` for ``token_keys`` and ``local`` (the users file): its monotonic clock moves only when a test says so."""
 
     time = staticmethod(time.time)
 
