@@ -7,11 +7,8 @@ The file (``AUTH.users_file``, mode 0600)::
 
 ``nailgun-users`` writes it. (The ``token_secret`` that files of earlier versions carry is ignored, and
 dropped at the next write: tokens are signed with the keys in the database, ``token_keys``, so that every
-host of the database accepts them.) It is read again whenever it changes on disk. Each process looks (a ``stat``)
-before every password check, so a new user or a new password counts at once, and otherwise at most once per
-``RECHECK_SECONDS``: a credential found right lately (a remembered Basic header, a token) keeps its user, roles
-and password for at most that long after the file changed (a ``stat`` per request cost more than the rest of
-the replayed read it guards). A token names its
+host of the database accepts them.) It is read again whenever it changes on disk, so a user added,
+removed or given other roles counts at the next request, in every worker. A token names its
 user, its expiry and a fingerprint of the user's password hash: roles are looked up at each
 request, and a removed user's tokens, or tokens issued before a password change, stop working.
 A file that breaks while the server runs refuses every request with 503 until it is fixed.
@@ -33,9 +30,6 @@ from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, I
 
 #: bcrypt hashes only the first 72 bytes; longer passwords are refused rather than cut
 MAX_PASSWORD_BYTES = 72
-#: how long the users file is taken as unchanged without looking (``stat``), but before a password check
-RECHECK_SECONDS = 1.0
-
 @functools.cache
 def _dummy_hash(rounds):
     return bcrypt.hashpw(b"unknown user", bcrypt.gensalt(rounds)).decode()
@@ -130,17 +124,10 @@ class LocalUsers:
         self._lock = threading.Lock()
         self._stamp = None
         self._content = None
-        #: the monotonic time until which the file is not looked at again (``RECHECK_SECONDS``)
-        self._fresh_until = float("-inf")
         self._identities = (None, {})
         self._content_now()  # a missing or broken file stops the server at start, not at the first request
 
-    def _content_now(self, looked=False):
-        """The users file as it was at most ``RECHECK_SECONDS`` ago, or with ``looked``, as it is now (read again
-        if it changed): the same object while it does not change."""
-        now = time.monotonic()
-        if not looked and now < self._fresh_until:
-            return self._content
+    def _content_now(self):
         try:
             stat = os.stat(self.path)
         except OSError as exc:
@@ -150,11 +137,10 @@ class LocalUsers:
             if stamp != self._stamp:
                 self._content = _read(self.path)
                 self._stamp = stamp
-            self._fresh_until = now + RECHECK_SECONDS
             return self._content
 
     def content(self):
-        """The users file as it was at most ``RECHECK_SECONDS`` ago: the same object while it does not change."""
+        """The users file as it is now (read again if it changed): the same object while it does not."""
         return self._content_now()
 
     def _identity(self, name, content):
@@ -181,9 +167,8 @@ class LocalUsers:
 
     def check_password(self, name, password):
         """The user's identity, with the roles the file gives now; AuthenticationFailed if wrong. A bcrypt
-        check: the caller runs it in a check slot (``AuthMiddleware.password_check``), against the file as it
-        is now."""
-        content = self._content_now(looked=True)
+        check: the caller runs it in a check slot (``AuthMiddleware.password_check``)."""
+        content = self._content_now()
         entry = content["users"].get(name)
         stored = entry["password"] if entry else _hash_for_unknown_users(content["users"])
         encoded = password.encode("utf-8")
@@ -207,8 +192,7 @@ class LocalUsers:
     def check_token(self, token):
         """The identity a token of this server names, and when the token expires. A token opened under the
         keys this process holds now is not opened again (a rotation or a reload of the keys opens it anew);
-        its expiry, user, password and revocation are checked at every request, against the users file as it was
-        at most ``RECHECK_SECONDS`` ago (as it is now if that would refuse it: a user just added, on another host)."""
+        its expiry, user, password and revocation are checked at every request."""
         content = self._content_now()
         claims = self.opened.get(token)
         if claims is None or claims[0] is not self.token_keys.current():
@@ -216,9 +200,6 @@ class LocalUsers:
             self.opened.put(claims, token)
         _, name, expires, carried = claims
         entry = content["users"].get(name)
-        if entry is None or carried != fingerprint(entry):
-            content = self._content_now(looked=True)
-            entry = content["users"].get(name)
         if expires < time.time() or entry is None or carried != fingerprint(entry) or \
                 self.token_keys.revoked(name, carried):
             raise AuthenticationFailed("the token is invalid or expired")

@@ -150,8 +150,8 @@ class AuthMiddleware:
 
     def basic_identity(self, authorization, address):
         """The identity of an ``Authorization: Basic`` value. In local mode the same value found right against
-        the users file as it is (``LocalUsers.content``: looked at at most once a second) is not decoded or checked
-        again (its name's lockout still is); any change of the file checks it anew."""
+        the users file as it is now is not decoded or checked again (its name's lockout still is); any change
+        of the file checks it anew."""
         users = self.local_users.content() if self.local_users else None
         if users is None:
             return self.check_password(*decode_basic(authorization), address)
@@ -172,8 +172,7 @@ class AuthMiddleware:
         try:
             user, password = decode_basic(authorization)
             identity = self.check_password(user, password, address)
-            # the file as the check found it (it looks at it now)
-            self.basic_headers.put((user, identity, self.local_users.content()), authorization)
+            self.basic_headers.put((user, identity, users), authorization)
             return identity
         finally:
             with self._checking_lock:

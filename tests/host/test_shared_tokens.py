@@ -8,7 +8,6 @@ import io
 import json
 import shutil
 import threading
-import time
 
 import pytest
 import webtest
@@ -16,16 +15,14 @@ from cryptography.fernet import Fernet
 
 from nailgun_host import settings
 from nailgun_host.app import build_wsgi
-from nailgun_host.auth import local, middleware, token_keys
+from nailgun_host.auth import middleware, token_keys
 from nailgun_host.cmd import users
 from nailgun_platform import secrets
 from tests.host.test_auth import auth_settings, basic, login, write_users_file  # noqa: F401 (fixture)
 
 
 class Clock:
-    """``time`` for ``token_keys`` and ``local`` (the users file): its monotonic clock moves only when a test says so."""
-
-    time = staticmethod(time.time)
+    """``time`` for ``token_keys``: its monotonic clock moves only when a test says so."""
 
     def __init__(self):
         self.now = 1000.0
@@ -38,12 +35,11 @@ class Clock:
 def clock(monkeypatch):
     fake = Clock()
     monkeypatch.setattr(token_keys, "time", fake)
-    monkeypatch.setattr(local, "time", fake)
     return fake
 
 
 @pytest.fixture
-def hosts(migrated_db, tmp_path, auth_settings, clock):
+def hosts(migrated_db, tmp_path, auth_settings):
     """Two hosts of the test database, each with its own copy of one users file: (app, users file) twice."""
     first = write_users_file(tmp_path / "a.yaml")
     second = tmp_path / "b.yaml"
@@ -88,9 +84,9 @@ def test_deleting_a_user_revokes_its_tokens_on_a_host_whose_users_file_is_stale(
     token = token_of(first, "member")
     clusters(second, token, 200)
     assert users_command(db_url, first_file, "delete", "member") == 0
-    clusters(second, token, 200)  # within the bound: the second host's copy is not older than REFRESH
-    clock.now += max(token_keys.REFRESH, local.RECHECK_SECONDS)
     clusters(first, token, 401)
+    clusters(second, token, 200)  # within the bound: the second host's copy is not older than REFRESH
+    clock.now += token_keys.REFRESH
     clusters(second, token, 401)
     # the stale host still knows the password, but the tokens it gives now are refused too, by both
     fresh = token_of(second, "member")
