@@ -6,6 +6,8 @@ write is one new version; the caller holds the environment's row lock
 (``environment.get(..., lock=True)``), which orders writes and makes
 If-Match checks safe across workers.
 """
+import json
+
 import jsonpointer
 import sqlalchemy as sa
 from sqlalchemy import orm
@@ -15,7 +17,7 @@ from nailgun_platform.public import type_strict_equal
 from nailgun_ext_configdb import settings_section
 from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import Document, DocumentVersion, ResourceDefinition
-from nailgun_ext_configdb.objects import changes, secrets
+from nailgun_ext_configdb.objects import changes, merge, opened, secrets
 from nailgun_ext_configdb.objects.json_values import stored_form
 
 MAX_CHANGED_KEYS = 100
@@ -52,11 +54,43 @@ def of_kind(environment_id, resource_id, kind):
 
 
 def heads(environment_id, resource_id, level_paths):
-    """What identifies the current content of those documents, without loading it."""
-    return db.execute(sa.select(Document.id, Document.version, Document.revision).where(
+    """What identifies the current content of those documents, without loading it: ``(id, version,
+    revision, level_path, kind)`` each, by id."""
+    return db.execute(sa.select(Document.id, Document.version, Document.revision, Document.level_path,
+                                Document.kind).where(
         Document.environment_id == environment_id,
         Document.resource_definition_id == resource_id,
         Document.level_path.in_(level_paths)).order_by(Document.id)).all()
+
+
+def current(environment, heads_read):
+    """``{document id: its clear content}`` of the documents ``heads_read`` (``heads``) names, from memory
+    where it was read before (``opened``: shared, never to be changed), the others in one query; and the ids
+    of those whose content holds no ``$unset`` marker (``merge.values`` shares them as they are)."""
+    driver = storage.chosen()
+    keyed = {head[0]: (driver, environment.id, environment.created_at, head[0], head[1], head[2])
+             for head in heads_read}
+    contents, marker_free = {}, set()
+    for document_id, key in keyed.items():
+        found = opened.get(key)
+        if found is not None:
+            contents[document_id] = found[0]
+            if found[1]:
+                marker_free.add(document_id)
+    missing = [document_id for document_id in keyed if document_id not in contents]
+    if missing:
+        rows = db.execute(sa.select(Document, sa.func.length(sa.cast(Document.data, sa.Text)))
+                          .where(Document.id.in_(missing))).all()
+        _filled(environment.id, [document for document, _ in rows])
+        for document, size in rows:
+            text = json.dumps(document.data) if document.storage_ref is not None else None
+            free = not merge.has_marker(document.data)
+            contents[document.id] = document.data
+            if free:
+                marker_free.add(document.id)
+            if document.version == keyed[document.id][4]:  # not written since the heads were read
+                opened.put(keyed[document.id], document.data, free, len(text) if text is not None else size or 0)
+    return contents, marker_free
 
 
 def data_as_of(documents, revision):
