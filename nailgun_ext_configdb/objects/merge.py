@@ -68,10 +68,13 @@ def values(layers, marker_free=()):
     is in ``marker_free`` (its content holds no marker: ``has_marker``) is shared as it is, the others'
     objects are copied without their markers. Neither the layers nor the result may be changed afterwards
     (``objects.opened`` shares the layers between requests)."""
-    merged, owned = {}, set()  # owned: the ids of the objects this merge made, the only ones it fills
-    owned.add(id(merged))
+    merged = {}
+    owned = {id(merged)}  # the ids of the objects this merge made, the only ones it fills
     for origin, doc in layers:
-        _merge_values(merged, doc, origin in marker_free, owned)
+        if not merged and origin in marker_free:
+            merged.update(doc)  # what the merge of a marker-free layer into nothing does, in one call
+        else:
+            _merge_values(merged, doc, origin in marker_free, owned)
     return merged
 
 
