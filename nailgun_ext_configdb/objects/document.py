@@ -6,6 +6,7 @@ write is one new version; the caller holds the environment's row lock
 (``environment.get(..., lock=True)``), which orders writes and makes
 If-Match checks safe across workers.
 """
+import functools
 import json
 
 import jsonpointer
@@ -56,11 +57,15 @@ def of_kind(environment_id, resource_id, kind):
 def heads(environment_id, resource_id, level_paths):
     """What identifies the current content of those documents, without loading it: ``(id, version,
     revision, level_path, kind)`` each, by id."""
-    return db.execute(sa.select(Document.id, Document.version, Document.revision, Document.level_path,
-                                Document.kind).where(
-        Document.environment_id == environment_id,
-        Document.resource_definition_id == resource_id,
-        Document.level_path.in_(level_paths)).order_by(Document.id)).all()
+    return db.execute(_HEADS, {"environment_id": environment_id, "resource_id": resource_id,
+                               "level_paths": list(level_paths)}).all()
+
+
+#: ``heads``' statement, built once (every computed read runs it)
+_HEADS = sa.select(Document.id, Document.version, Document.revision, Document.level_path, Document.kind).where(
+    Document.environment_id == sa.bindparam("environment_id"),
+    Document.resource_definition_id == sa.bindparam("resource_id"),
+    Document.level_path.in_(sa.bindparam("level_paths", expanding=True))).order_by(Document.id)
 
 
 def current(environment, heads_read):
@@ -289,13 +294,26 @@ def holding(environment_id, path, parent, deepest):
     above it (so at ``path``'s level: the hierarchy names each depth). Both read the unique index that leads
     with (environment, data source, level path): ``path`` is looked up once per data source instead of
     scanning the environment's documents, which at 10,000 nodes took 30 ms for a node stored nothing for."""
+    return tuple(db.execute(_holding(deepest, not parent), {
+        "environment_id": environment_id, "path": path, "under_path": _like_prefix(path + "/"),
+        "under_parent": _like_prefix(parent + "/")}).one())
+
+
+@functools.lru_cache(maxsize=None)
+def _holding(deepest, top):
+    """``holding``'s statement, built once per shape (every computed read of a level runs it)."""
     def stored(*where):
-        return sa.exists().where(Document.environment_id == environment_id, *where)
-    at = Document.level_path == path
+        return sa.exists().where(Document.environment_id == sa.bindparam("environment_id"), *where)
+    at = Document.level_path == sa.bindparam("path")
     mine = stored(at, Document.resource_definition_id == ResourceDefinition.id) if deepest else stored(
-        sa.or_(at, Document.level_path.startswith(path + "/", autoescape=True)))
-    below = Document.level_path.startswith(parent + "/", autoescape=True) if parent else Document.level_path != ""
-    return tuple(db.execute(sa.select(mine, stored(below))).one())
+        sa.or_(at, Document.level_path.like(sa.bindparam("under_path"), escape="/")))
+    below = Document.level_path != "" if top else Document.level_path.like(sa.bindparam("under_parent"), escape="/")
+    return sa.select(mine, stored(below))
+
+
+def _like_prefix(text):
+    """The LIKE pattern (escape character ``/``) of the strings that start with ``text``."""
+    return text.replace("/", "//").replace("%", "/%").replace("_", "/_") + "%"
 
 
 def level_paths(environment_id, like=None):

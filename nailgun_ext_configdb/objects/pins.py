@@ -6,6 +6,8 @@ changes nothing for it until a ``move``, which first reports the stored values t
 schema rejects (a dry run), then moves only when none is rejected or when forced: one new revision of
 the environment, one change-feed entry.
 """
+import functools
+
 import sqlalchemy as sa
 
 from nailgun_host.public import db, errors, parse_id
@@ -24,14 +26,22 @@ def _used(environment_id):
             .where(EnvironmentComponent.environment_id == environment_id, LIVE))
 
 
+@functools.lru_cache(maxsize=None)
+def _resolving(by_id):
+    """The statement of ``resolve`` for a ref that is an id (``by_id``) or a name, built once: every computed
+    read runs it, and building it cost more than running it (parameters ``environment_id``, ``ref``)."""
+    named = (ResourceDefinition.id if by_id else ResourceDefinition.name) == sa.bindparam("ref")
+    lineage = sa.select(ResourceDefinition.lineage_id).where(named)
+    return (_used(sa.bindparam("environment_id")).where(ResourceDefinition.lineage_id.in_(lineage))
+            .order_by(ResourceDefinition.lineage_id, ResourceDefinition.version))
+
+
 def resolve(environment, ref):
     """The ``Resource`` ``ref`` (a name, or the id of any of its versions, deleted ones too) as the environment
     uses it, in one query; 404 when none of its components has it, 409 when two do."""
     ref_id = parse_id(ref)
-    named = ResourceDefinition.id == ref_id if ref_id is not None else ResourceDefinition.name == ref
-    lineage = sa.select(ResourceDefinition.lineage_id).where(named)
-    rows = db.execute(_used(environment.id).where(ResourceDefinition.lineage_id.in_(lineage))
-                      .order_by(ResourceDefinition.lineage_id, ResourceDefinition.version)).all()
+    rows = db.execute(_resolving(ref_id is not None), {
+        "environment_id": environment.id, "ref": ref if ref_id is None else ref_id}).all()
     lineages = {}
     for definition, pinned_id in rows:
         lineages.setdefault(definition.lineage_id, ([], pinned_id))[0].append(definition)
