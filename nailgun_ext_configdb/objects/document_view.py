@@ -143,7 +143,8 @@ class DocumentView:
         marker_free = set()
         if version is None:
             contents, free = document_obj.current(self.environment, self._heads())
-            documents = [staging.Layer(head[0], head[3], head[4], contents[head[0]]) for head in self._heads()]
+            documents = [staging.Layer(head[0], head[3], head[4], contents[head[0]]) for head in self._heads()
+                         if head[0] in contents]  # one deleted since its head was read is not merged
             staged = staging.chain(self._staged(), self.environment, self.resource, paths, documents)
             placed = {(d.level_path, d.kind): d.data for d in staged}
             marker_free = {(d.level_path, d.kind) for d in documents if d.id in free

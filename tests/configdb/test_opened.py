@@ -120,3 +120,17 @@ def test_merge_shares_what_no_narrower_layer_fills_and_changes_no_layer():
     assert merged == merge.effective([("broad", broad), ("narrow", narrow)])[0]
     assert merged["shared"] is broad["shared"] and merged["filled"] is not broad["filled"]
     assert (broad, narrow) == before
+
+
+def test_a_document_deleted_between_its_head_and_its_content_is_left_out(computing, monkeypatch):
+    """Two statements apart (the ETag's heads, then the content of those not kept), a racing deletion must not
+    make the read fail: what is gone is not merged, as when one statement read both."""
+    from nailgun_ext_configdb.objects import document as document_obj
+    cdb = computing
+    cdb.component("c", ["r"])
+    _environment(cdb)
+    expected = cdb.get(1, 1, "nodes/n1/", query="effective").json
+    real = document_obj.heads
+    monkeypatch.setattr(document_obj, "heads", lambda *args: real(*args) + [(10 ** 6, 1, 1, "nodes/n1", "values")])
+    opened.clear()
+    assert cdb.get(1, 1, "nodes/n1/", query="effective").json == expected
