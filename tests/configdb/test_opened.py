@@ -41,7 +41,7 @@ VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.sample
 DOCUMENTS = st.dictionaries(st.sampled_from(["a", "b", "c", "password"]), VALUES | st.just(merge.UNSET), max_size=4)
 STEPS = st.lists(st.one_of(
     st.tuples(st.just("put"), st.sampled_from(LEVELS), st.sampled_from(["values", "overrides"]), DOCUMENTS),
-    st.tuples(st.just("recreate")), st.tuples(st.just("rotate")), st.tuples(st.just("retire"))), min_size=1, max_size=8)
+    st.tuples(st.just("recreate"), DOCUMENTS), st.tuples(st.just("rotate")), st.tuples(st.just("retire"))), min_size=1, max_size=8)
 
 
 def _answers(cdb):
@@ -60,10 +60,12 @@ def _without_kept(cdb):
         settings["READ_CACHE"]["documents_max_bytes"] = kept
 
 
-def _environment(cdb):
+def _environment(cdb, first=None):
+    """Environment 1, its first document ``first``: a re-created one's take the deleted ones' ids, versions and
+    revisions, so only what tells the environments apart keeps the old content from being read."""
     cdb.app.post_json(API + "/environments", {"id": 1, "components": ["c"], "hierarchy_levels": ["nodes"]},
                       status=201)
-    cdb.put(1, 1, {"a": {"b": 1}, "password": "p0"})
+    cdb.put(1, 1, first if first is not None else {"a": {"b": 1}, "password": "p0"})
 
 
 @hypothesis_settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -80,7 +82,7 @@ def test_kept_documents_answer_what_documents_read_again_answer(computing, steps
             cdb.put(1, 1, step[3], levels=step[1], kind=step[2])
         elif step[0] == "recreate":
             cdb.app.delete(API + "/environments/1", status=204)
-            _environment(cdb)
+            _environment(cdb, step[1])
         elif step[0] == "rotate":
             keys.rotate(path)
         else:
@@ -134,3 +136,14 @@ def test_a_document_deleted_between_its_head_and_its_content_is_left_out(computi
     monkeypatch.setattr(document_obj, "heads", lambda *args: real(*args) + [(10 ** 6, 1, 1, "nodes/n1", "values")])
     opened.clear()
     assert cdb.get(1, 1, "nodes/n1/", query="effective").json == expected
+
+
+def test_a_recreated_environment_never_reads_the_deleted_ones_content(computing):
+    """Its documents may take the deleted ones' ids (SQLite), versions and revisions: all but its creation time."""
+    cdb = computing
+    cdb.component("c", ["r"])
+    _environment(cdb, {"a": "old"})
+    assert cdb.get(1, 1, "nodes/n1/", query="effective").json == {"a": "old"}
+    cdb.app.delete(API + "/environments/1", status=204)
+    _environment(cdb, {"a": "new"})
+    assert cdb.get(1, 1, "nodes/n1/", query="effective").json == {"a": "new"}
