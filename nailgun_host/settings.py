@@ -57,6 +57,9 @@ DEFAULTS = {
     # answers of GETs replayed from memory while their state is unchanged: nailgun_platform.read_cache
     "READ_CACHE": {
         "max_bytes": 64 * 1024 * 1024,  # bodies kept per process, least recently used out first; 0: no cache
+        # ConfigDB documents' opened content kept per process for computed reads (their JSON text; parsed, a few
+        # times that), least recently used out first; 0: none (nailgun_ext_configdb.objects.opened)
+        "documents_max_bytes": 32 * 1024 * 1024,
         "lease_ms": 5,  # how long a worker trusts the state it read; every write's answer waits as long
     },
     # secrets at rest and who sees them: docs/operator/secrets.md; nailgun_platform.secrets

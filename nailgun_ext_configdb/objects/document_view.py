@@ -24,6 +24,7 @@ class DocumentView:
         self.kind = VALUES if kind == VALUES else OVERRIDES
         self.session = session
         self._staged_changes = None  # the session's, read once (``_staged``)
+        self._heads_read = None  # ``_heads``
 
     def document(self, with_data=True):
         """The stored document, or None."""
@@ -94,9 +95,15 @@ class DocumentView:
         """What the effective values here are a function of, read without their content (one light
         query): what the data source marks secret, the environment (``created_at`` tells a re-created one
         apart), the level, and the version of every document merged."""
-        heads = document_obj.heads(self.environment.id, self.resource.id, levels.prefixes(self.pairs))
         return [self.resource.secret_schemas, self.environment.id, self.environment.created_at.isoformat(),
-                self.path, [list(head) for head in heads]]
+                self.path, [list(head[:3]) for head in self._heads()]]
+
+    def _heads(self):
+        """The merged documents' ``document.heads``, read once per view (the ETag's state, then the merge)."""
+        if self._heads_read is None:
+            self._heads_read = document_obj.heads(self.environment.id, self.resource.id,
+                                                  levels.prefixes(self.pairs))
+        return self._heads_read
 
     def holding(self):
         """``(mine, level)``: whether the environment stores documents at or below this level's value, and
@@ -134,15 +141,21 @@ class DocumentView:
         the documents merged (broadest level first, values before overrides), as the session sees them
         now or, stored only, as they were when this document had its ``version``."""
         paths = levels.prefixes(self.pairs)
-        documents = document_obj.chain(self.environment.id, self.resource.id, paths)
+        marker_free = set()
         if version is None:
-            documents = staging.chain(self._staged(), self.environment, self.resource, paths, documents)
-            placed = {(d.level_path, d.kind): d.data for d in documents}
+            contents, free = document_obj.current(self.environment, self._heads())
+            documents = [staging.Layer(head[0], head[3], head[4], contents[head[0]]) for head in self._heads()
+                         if head[0] in contents]  # one deleted since its head was read is not merged
+            staged = staging.chain(self._staged(), self.environment, self.resource, paths, documents)
+            placed = {(d.level_path, d.kind): d.data for d in staged}
+            marker_free = {(d.level_path, d.kind) for d in documents if d.id in free
+                           and placed[d.level_path, d.kind] is d.data}
         else:
+            documents = document_obj.chain(self.environment.id, self.resource.id, paths)
             mine = next((d for d in documents if d.level_path == self.path and d.kind == self.kind), None)
             data = document_obj.data_as_of(documents, document_obj.version(mine, version).revision)
             placed = {(d.level_path, d.kind): data.get(d.id, {}) for d in documents}
         layers = [((path, kind), placed[path, kind]) for path in paths for kind in (VALUES, OVERRIDES)
                   if (path, kind) in placed]
-        merged, provenance = merge.effective(layers) if lookup else (merge.values(layers), None)
+        merged, provenance = merge.effective(layers) if lookup else (merge.values(layers, marker_free), None)
         return merged, provenance, [layer for _, layer in layers]

@@ -59,13 +59,35 @@ def effective(layers):
     return merged, lookup
 
 
-def values(layers):
+def values(layers, marker_free=()):
     """``effective(layers)``'s values alone: what a read without ``show_lookup`` answers, with no
-    provenance tree built (the merge of a computed read, kept to new objects only where they are filled)."""
+    provenance tree built.
+
+    Copy on write: the result shares with the layers every object no narrower layer merges into, and
+    copies only those it fills (the path from the root to what a narrower layer sets); a layer whose origin
+    is in ``marker_free`` (its content holds no marker: ``has_marker``) is shared as it is, the others'
+    objects are copied without their markers. Neither the layers nor the result may be changed afterwards
+    (``objects.opened`` shares the layers between requests)."""
     merged = {}
-    for _, doc in layers:
-        _merge_values(merged, doc)
+    owned = {id(merged)}  # the ids of the objects this merge made, the only ones it fills
+    for origin, doc in layers:
+        if not merged and origin in marker_free:
+            merged.update(doc)  # what the merge of a marker-free layer into nothing does, in one call
+        else:
+            _merge_values(merged, doc, origin in marker_free, owned)
     return merged
+
+
+def has_marker(value):
+    """Whether ``value`` holds the marker at any depth (lists are values: a marker in one is not one)."""
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if is_unset(value):
+                return True
+            stack.extend(value.values())
+    return False
 
 
 def _fresh_values(value):
@@ -74,15 +96,23 @@ def _fresh_values(value):
     return value
 
 
-def _merge_values(target, doc):
+def _merge_values(target, doc, shared, owned):
     for key, value in doc.items():
         if isinstance(value, dict):
             if is_unset(value):
                 target.pop(key, None)
-            elif value and isinstance(target.get(key), dict):
-                _merge_values(target[key], value)
+                continue
+            current = target.get(key)
+            if value and isinstance(current, dict):
+                if id(current) not in owned:
+                    current = target[key] = dict(current)
+                    owned.add(id(current))
+                _merge_values(current, value, shared, owned)
+            elif shared:
+                target[key] = value
             else:
-                target[key] = _fresh_values(value)
+                target[key] = fresh = _fresh_values(value)
+                owned.add(id(fresh))
         else:
             target[key] = value
 

@@ -6,6 +6,7 @@ changes nothing for it until a ``move``, which first reports the stored values t
 schema rejects (a dry run), then moves only when none is rejected or when forced: one new revision of
 the environment, one change-feed entry.
 """
+
 import sqlalchemy as sa
 
 from nailgun_host.public import db, errors, parse_id
