@@ -52,8 +52,9 @@ BATCH_SECONDS = 0.02
 MAX_WAITING = 10000
 #: the request's line after ``[request id] ``
 MESSAGE = '%s "%s %s%s" %s %.2f ms %s'
-#: requests (address, method, path, query, user) whose logged fields the writer remembers, then forgets all at once
-REMEMBERED_FIELDS = 4096
+#: requests (address, method, path, query, user) whose logged fields the writer remembers, then forgets all at once,
+#: if their path, query and user are at most REMEMBERED_LENGTH long (a client may send hundreds of KB of them)
+REMEMBERED_FIELDS, REMEMBERED_LENGTH = 4096, 2048
 #: a client's request id is taken as it is only if it cannot forge a log line or flood one
 _SANE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 #: what a logged field keeps as it is: printable ASCII but for the space, the quote and the backslash
@@ -157,11 +158,13 @@ class LogFile(logging.handlers.WatchedFileHandler):
         key = (remote, method, path, query, user, secrets.patterns() if query else None)
         fields = self._fields.get(key)
         if fields is None:  # the same few requests come over and over: their fields escaped and masked once
-            if len(self._fields) >= REMEMBERED_FIELDS:
-                self._fields.clear()
-            fields = self._fields[key] = (
+            fields = (
                 '%s "%s %s%s" ' % (remote, _printable(method), _printable(path, "latin-1"), shown_query(query)),
                 " ms " + ("-" if user is None else _printable(user)))
+            if len(path) + len(query) + len(user or "") <= REMEMBERED_LENGTH:
+                if len(self._fields) >= REMEMBERED_FIELDS:
+                    self._fields.clear()
+                self._fields[key] = fields
         return "%s,%03d %s %s [%s] %s%s %.2f%s" % (
             self._second[1], int((created - second) * 1000), logging.getLevelName(level), LOG.name, rid,
             fields[0], status, seconds * 1000.0, fields[1])

@@ -421,3 +421,20 @@ def test_a_line_waiting_when_the_server_forks_its_workers_is_written_once(tmp_pa
     assert ended.returncode == 0
     assert sorted(line.split(" ", 4)[4] for line in path.read_text().splitlines()) == [
         "[-] before the fork", "[-] in the worker"]
+
+
+def test_the_writer_remembers_no_long_request_so_its_memory_stays_bounded(tmp_path):
+    """A client may send paths and queries of hundreds of KB (waitress takes 256 KB of headers); remembered by
+    the thousand they would hold gigabytes: only short ones are remembered, a long one's line is still whole."""
+    path = tmp_path / "long.log"
+    handler = request_log.LogFile(str(path))
+    try:
+        long_path = "/api/v1/" + "\x01" * 100000
+        handler.request((time.time(), logging.INFO, "long", "127.0.0.1", "GET", long_path, "", "404", 0.001, None))
+        handler.request(_fields("short"))
+        handler.flush()
+        assert _written(path, "short")
+        assert [key[2] for key in handler._fields] == ["/api/v1/version"]
+        assert "%01" * 100000 in path.read_text()
+    finally:
+        handler.close()
