@@ -102,6 +102,7 @@ def current(environment, heads_read):
                 marker_free.add(document_id)
     missing = [document_id for document_id in keyed if document_id not in contents]
     if missing:
+        opened_by = opened.keyset()
         rows = db.execute(sa.select(Document, sa.func.length(sa.cast(Document.data, sa.Text)))
                           .where(Document.id.in_(missing))).all()
         _filled(environment.id, [document for document, _ in rows])
@@ -112,7 +113,8 @@ def current(environment, heads_read):
             if free:
                 marker_free.add(document.id)
             if document.version == keyed[document.id][4]:  # not written since the heads were read
-                opened.put(keyed[document.id], document.data, free, len(text) if text is not None else size or 0)
+                opened.put(keyed[document.id], document.data, free, len(text) if text is not None else size or 0,
+                           opened_by)
     return contents, marker_free
 
 

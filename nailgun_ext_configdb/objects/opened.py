@@ -44,12 +44,21 @@ def get(key):
         return found[0], found[1]
 
 
-def put(key, data, marker_free, size):
-    """Keep ``data`` (``size``: its JSON text's length) under ``key``, the least recently used out to make room."""
+def keyset():
+    """The key set in force, to be taken before content is read (``put``'s ``opened_by``)."""
+    return host_secrets.keyset()
+
+
+def put(key, data, marker_free, size, opened_by):
+    """Keep ``data`` (``size``: its JSON text's length) under ``key``, the least recently used out to make room;
+    not when the key set in force is no longer ``opened_by`` (``keyset()`` before ``data`` was read and opened):
+    what the old keys opened may be what the new ones no longer open (a retirement)."""
     limit = max_bytes()
     if size > limit:
         return
     keyset = host_secrets.keyset()
+    if keyset is not opened_by:
+        return
     with _lock:
         if _state["keyset"] is not keyset:
             _forget(keyset)

@@ -105,12 +105,12 @@ def test_a_document_is_read_from_the_database_once_then_from_memory(computing, q
 
 def test_the_memory_is_bounded_least_recently_used_out_first(computing):
     settings["READ_CACHE"]["documents_max_bytes"] = 100
-    opened.put("a", {"x": 1}, True, 60)
-    opened.put("b", {"x": 2}, True, 30)
+    opened.put("a", {"x": 1}, True, 60, opened.keyset())
+    opened.put("b", {"x": 2}, True, 30, opened.keyset())
     assert opened.get("a") == ({"x": 1}, True)  # now the most recently used
-    opened.put("c", {"x": 3}, True, 30)
+    opened.put("c", {"x": 3}, True, 30, opened.keyset())
     assert (opened.get("a"), opened.get("b"), opened.get("c")) == (({"x": 1}, True), None, ({"x": 3}, True))
-    opened.put("d", {"x": 4}, True, 101)  # larger than the bound: not kept
+    opened.put("d", {"x": 4}, True, 101, opened.keyset())  # larger than the bound: not kept
     assert opened.get("d") is None
 
 
@@ -147,3 +147,23 @@ def test_a_recreated_environment_never_reads_the_deleted_ones_content(computing)
     cdb.app.delete(API + "/environments/1", status=204)
     _environment(cdb, {"a": "new"})
     assert cdb.get(1, 1, "nodes/n1/", query="effective").json == {"a": "new"}
+
+
+def test_content_opened_before_the_keys_change_is_not_kept_for_the_new_keys(computing, monkeypatch):
+    """The key set may change (a rotation, a retirement) between the read of a document's content, opened with
+    the old keys, and keeping it: kept then, it would be what the new keys open, a secret of a retired key
+    served in clear after the retirement until something else changes the keys."""
+    from nailgun_ext_configdb.objects import document as document_obj
+    cdb = computing
+    cdb.component("c", ["r"])
+    _environment(cdb)
+    real = document_obj._filled
+
+    def filled_then_keys_change(*args):
+        rows = real(*args)
+        secrets._cache["keyset"] = keys.load(secrets.repository_path())  # another key set in force from now
+        return rows
+    monkeypatch.setattr(document_obj, "_filled", filled_then_keys_change)
+    opened.clear()
+    assert cdb.get(1, 1, "nodes/n1/", query="effective").json == {"a": {"b": 1}, "password": "p0"}
+    assert not opened._kept
