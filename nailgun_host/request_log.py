@@ -53,7 +53,7 @@ MAX_WAITING = 10000
 #: the request's line after ``[request id] ``
 MESSAGE = '%s "%s %s%s" %s %.2f ms %s'
 #: requests (address, method, path, query, user) whose logged fields the writer remembers, then forgets all at once,
-#: if their path, query and user are at most REMEMBERED_LENGTH long (a client may send hundreds of KB of them)
+#: if their method, path, query and user are at most REMEMBERED_LENGTH long (a client may send hundreds of KB)
 REMEMBERED_FIELDS, REMEMBERED_LENGTH = 4096, 2048
 #: a client's request id is taken as it is only if it cannot forge a log line or flood one
 _SANE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
@@ -161,7 +161,7 @@ class LogFile(logging.handlers.WatchedFileHandler):
             fields = (
                 '%s "%s %s%s" ' % (remote, _printable(method), _printable(path, "latin-1"), shown_query(query)),
                 " ms " + ("-" if user is None else _printable(user)))
-            if len(path) + len(query) + len(user or "") <= REMEMBERED_LENGTH:
+            if len(method) + len(path) + len(query or "") + len(user or "") <= REMEMBERED_LENGTH:
                 if len(self._fields) >= REMEMBERED_FIELDS:
                     self._fields.clear()
                 self._fields[key] = fields
