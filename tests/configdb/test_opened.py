@@ -41,7 +41,8 @@ VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.sample
 DOCUMENTS = st.dictionaries(st.sampled_from(["a", "b", "c", "password"]), VALUES | st.just(merge.UNSET), max_size=4)
 STEPS = st.lists(st.one_of(
     st.tuples(st.just("put"), st.sampled_from(LEVELS), st.sampled_from(["values", "overrides"]), DOCUMENTS),
-    st.tuples(st.just("recreate"), DOCUMENTS), st.tuples(st.just("rotate")), st.tuples(st.just("retire"))), min_size=1, max_size=8)
+    st.tuples(st.just("recreate"), DOCUMENTS), st.tuples(st.just("rotate")), st.tuples(st.just("retire"))),
+    min_size=1, max_size=8)
 
 
 def _answers(cdb):
