@@ -33,8 +33,8 @@ from nailgun_ext_configdb import schemas
 from nailgun_ext_configdb.api.base import ConfigHandler, canonical, check_if_match, etag
 from nailgun_ext_configdb.api.patch_rights import BYPASS_PATCH_POLICY, bound_by_patch_policy
 from nailgun_ext_configdb.objects import document as document_obj
-from nailgun_ext_configdb.objects import document_view, environment, json_patch, json_values, keys, levels, merge
-from nailgun_ext_configdb.objects import secrets
+from nailgun_ext_configdb.objects import address, document_view, environment, json_patch, json_values, keys, levels
+from nailgun_ext_configdb.objects import merge, secrets
 
 PATH_SAFE = "/:@!$&'()*+,;="
 #: set on an effective GET at a level value the environment stores nothing under while it stores something
@@ -44,15 +44,19 @@ UNKNOWN_LEVEL_HEADER = "X-Level-Unknown"
 
 
 class Target:
-    """What a URL addresses, resolved (404s): the environment (locked for a write, ``lock``), resource,
-    level and kind, seen in the session the request's ``X-Configuration-Session`` names (None without
-    it, or with ``sessions=False``: the routes of stored versions); ``view`` is the document itself
-    (``objects.document_view``). Here stay what is HTTP's: the 308 of a name, If-Match and ETags."""
+    """What a URL addresses, resolved (404s): the environment (locked for a write, ``lock``; for a read the
+    ``address.Snapshot`` of its row), resource, level and kind, seen in the session the request's
+    ``X-Configuration-Session`` names (None without it, or with ``sessions=False``: the routes of stored
+    versions); ``view`` is the document itself (``objects.document_view``). Here stay what is HTTP's: the 308
+    of a name, If-Match and ETags."""
 
     def __init__(self, environment_id, level_names, ref, kind, lock=False, sessions=True):
-        found = environment.get(environment_id, lock=lock)
-        resource = environment.resource(found, ref)
-        pairs = levels.resolve(found, level_names)
+        if lock:
+            found = environment.get(environment_id, lock=True)
+            resource = environment.resource(found, ref)
+            pairs = levels.resolve(found, level_names)
+        else:  # one statement, no ORM objects
+            found, resource, pairs = address.resolve(environment_id, level_names, ref)
         session = None
         if sessions:
             session = config_sessions.request_session(environment.scope(found), write=lock)

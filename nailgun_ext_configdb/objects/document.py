@@ -79,11 +79,35 @@ def heads(environment_id, resource_id, level_paths):
                                "level_paths": list(level_paths)}).all()
 
 
+_DOCUMENTS = Document.__table__.c
+#: which documents ``heads`` reads (the documents of the data source at any of the level paths)
+_MERGED = sa.and_(_DOCUMENTS.environment_id == sa.bindparam("environment_id"),
+                  _DOCUMENTS.resource_definition_id == sa.bindparam("resource_id"),
+                  _DOCUMENTS.level_path.in_(sa.bindparam("level_paths", expanding=True)))
+_HEAD_COLUMNS = (_DOCUMENTS.id, _DOCUMENTS.version, _DOCUMENTS.revision, _DOCUMENTS.level_path, _DOCUMENTS.kind)
 #: ``heads``' statement, built once (every computed read runs it)
-_HEADS = sa.select(Document.id, Document.version, Document.revision, Document.level_path, Document.kind).where(
-    Document.environment_id == sa.bindparam("environment_id"),
-    Document.resource_definition_id == sa.bindparam("resource_id"),
-    Document.level_path.in_(sa.bindparam("level_paths", expanding=True))).order_by(Document.id)
+_HEADS = sa.select(*_HEAD_COLUMNS).where(_MERGED).order_by(_DOCUMENTS.id)
+
+
+def holding_and_heads(environment_id, resource_id, level_paths, path, parent, deepest):
+    """``((mine, level), heads(environment_id, resource_id, level_paths))`` in one statement (an effective read of
+    a level asks both before anything else): whether the environment stores a document at the level path ``path``
+    (or below it, unless it is at the hierarchy's ``deepest`` level), and whether it stores any below ``parent``,
+    the path above it (so at ``path``'s level: the hierarchy names each depth). Both read the unique index that
+    leads with (environment, data source, level path): ``path`` is looked up once per data source instead of
+    scanning the environment's documents, which at 10,000 nodes took 30 ms for a node stored nothing for."""
+    rows = db.execute(_holding_and_heads(deepest, not parent), {
+        "environment_id": environment_id, "resource_id": resource_id, "level_paths": list(level_paths),
+        "path": path, "under_path": _like_prefix(path + "/"), "under_parent": _like_prefix(parent + "/")}).all()
+    return (rows[0].mine, rows[0].level), [row[2:] for row in rows if row.id is not None]
+
+
+@functools.lru_cache(maxsize=None)
+def _holding_and_heads(deepest, top):
+    """``holding_and_heads``' statement, built once per shape: ``holding``'s one row, joined to the heads."""
+    held = _holding(deepest, top).subquery("held")
+    return (sa.select(held.c.mine, held.c.level, *_HEAD_COLUMNS)
+            .select_from(held.outerjoin(Document.__table__, _MERGED)).order_by(_DOCUMENTS.id))
 
 
 def current(environment, heads_read):
@@ -308,27 +332,16 @@ def _delete(environment_id, where, author):
     db.execute(sa.delete(Document).where(where))
 
 
-def holding(environment_id, path, parent, deepest):
-    """``(mine, level)``: whether the environment stores a document at the level path ``path`` (or below it,
-    unless it is at the hierarchy's ``deepest`` level), and whether it stores any below ``parent``, the path
-    above it (so at ``path``'s level: the hierarchy names each depth). Both read the unique index that leads
-    with (environment, data source, level path): ``path`` is looked up once per data source instead of
-    scanning the environment's documents, which at 10,000 nodes took 30 ms for a node stored nothing for."""
-    return tuple(db.execute(_holding(deepest, not parent), {
-        "environment_id": environment_id, "path": path, "under_path": _like_prefix(path + "/"),
-        "under_parent": _like_prefix(parent + "/")}).one())
-
-
 @functools.lru_cache(maxsize=None)
 def _holding(deepest, top):
-    """``holding``'s statement, built once per shape (every computed read of a level runs it)."""
+    """``(mine, level)``'s statement (``holding_and_heads``), built once per shape."""
     def stored(*where):
         return sa.exists().where(Document.environment_id == sa.bindparam("environment_id"), *where)
     at = Document.level_path == sa.bindparam("path")
     mine = stored(at, Document.resource_definition_id == ResourceDefinition.id) if deepest else stored(
         sa.or_(at, Document.level_path.like(sa.bindparam("under_path"), escape="/")))
     below = Document.level_path != "" if top else Document.level_path.like(sa.bindparam("under_parent"), escape="/")
-    return sa.select(mine, stored(below))
+    return sa.select(mine.label("mine"), stored(below).label("level"))
 
 
 def _like_prefix(text):

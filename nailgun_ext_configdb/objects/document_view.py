@@ -107,12 +107,18 @@ class DocumentView:
 
     def holding(self):
         """``(mine, level)``: whether the environment stores documents at or below this level's value, and
-        under any value of that level (``document.holding``); None at the environment level. What the ETag of
-        an effective GET names for its ``X-Level-Unknown``, with the session's last change (``tagged``)."""
+        under any value of that level (``document.holding_and_heads``, which reads the heads with it); None at the
+        environment level. What the ETag of an effective GET names for its ``X-Level-Unknown``, with the
+        session's last change (``tagged``)."""
         if not self.pairs:
             return None
         deepest = len(self.pairs) == len(self.environment.hierarchy_levels)
-        return tuple(document_obj.holding(self.environment.id, self.path, levels.join(self.pairs[:-1]), deepest))
+        held, heads = document_obj.holding_and_heads(self.environment.id, self.resource.id,
+                                                     levels.prefixes(self.pairs), self.path,
+                                                     levels.join(self.pairs[:-1]), deepest)
+        if self._heads_read is None:  # read with it (``_heads``)
+            self._heads_read = heads
+        return held
 
     def unknown_level(self, holding):
         """Whether, ``holding`` (``holding()``) and the session's staged documents said, nothing is at or below
@@ -159,3 +165,4 @@ class DocumentView:
                   if (path, kind) in placed]
         merged, provenance = merge.effective(layers) if lookup else (merge.values(layers, marker_free), None)
         return merged, provenance, [layer for _, layer in layers]
+

@@ -35,8 +35,12 @@ def list_all():
 
 def get(environment_id, lock=False):
     """The environment, locked against concurrent writes when ``lock``; 404 if there is none."""
-    return get_or_404(Environment, environment_id,
-                      "Cannot find an environment with the given identifier {0}".format(environment_id), lock=lock)
+    return get_or_404(Environment, environment_id, not_found(environment_id).message, lock=lock)
+
+
+def not_found(environment_id):
+    """The 404 of an environment id that names none."""
+    return errors.ObjectNotFound("Cannot find an environment with the given identifier {0}".format(environment_id))
 
 
 def _component_ids(refs):

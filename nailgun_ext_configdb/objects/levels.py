@@ -35,21 +35,45 @@ def display(level_path):
     return "/" + level_path + "/" if level_path else "/"
 
 
-def _node(environment, value):
-    query = sa.select(Node)
-    query = query.where(Node.id == parse_id(value)) if parse_id(value) else query.where(Node.fqdn == value)
-    node = db.scalars(query.order_by(Node.id)).first()  # of nodes sharing an FQDN, always the same one
+#: the node a ``nodes`` value names: by id when it is one, else by FQDN (of nodes sharing one, always the same)
+_NODE_COLUMNS = (Node.__table__.c.id, Node.__table__.c.cluster_id)
+NODE_BY_ID = sa.select(*_NODE_COLUMNS).where(Node.__table__.c.id == sa.bindparam("node")).limit(1)
+NODE_BY_FQDN = (sa.select(*_NODE_COLUMNS).where(Node.__table__.c.fqdn == sa.bindparam("node"))
+                .order_by(Node.__table__.c.id).limit(1))
+
+
+def node_statement(value):
+    """``(statement, parameter)``: the node the ``nodes`` value ``value`` names, as a row ``(id, cluster_id)``."""
+    node_id = parse_id(value)
+    return (NODE_BY_ID, node_id) if node_id else (NODE_BY_FQDN, value)
+
+
+def _node(environment, value, nodes):
+    """The id of the node ``value`` names in ``environment``: read from ``nodes`` (``{value: (id, cluster_id) or
+    None}``) when it has it, else from the database."""
+    if value in nodes:
+        node = nodes[value]
+    else:
+        statement, parameter = node_statement(value)
+        node = db.execute(statement, {"node": parameter}).first()
     if node is None:
         raise errors.ObjectNotFound("Cannot find a node with the given identifier {0}".format(value))
-    if node.cluster_id != environment.id:
+    node_id, cluster_id = node
+    if cluster_id != environment.id:
         raise errors.ObjectNotFound("Node {0} not assigned to cluster {1}".format(value, environment.id))
-    return str(node.id)
+    return str(node_id)
 
 
-def resolve(environment, levels):
-    """The (name, value) pairs a URL's levels stand for in ``environment``; 404 when they do not fit."""
+def valid(levels):
+    """Whether some environment can have the level path ``levels`` (not too long, no NUL characters)."""
+    return "\x00" not in levels and len(levels) <= MAX_PATH
+
+
+def resolve(environment, levels, nodes=None):
+    """The (name, value) pairs a URL's levels stand for in ``environment``; 404 when they do not fit. ``nodes``:
+    the nodes of ``nodes`` values read already (``_node``)."""
     pairs = split(levels)
-    if "\x00" in levels or len(levels) > MAX_PATH:
+    if not valid(levels):
         raise errors.InvalidData("Invalid level path: too long or contains NUL characters")
     hierarchy = list(environment.hierarchy_levels)
     if len(pairs) > len(hierarchy):
@@ -59,7 +83,7 @@ def resolve(environment, levels):
         if name != expected:
             raise errors.ObjectNotFound("Unexpected level name '{0}'. Expected '{1}'.".format(name, expected))
     if any(name == NODES for name, _ in pairs) and environment.linked:
-        pairs = [(name, _node(environment, value) if name == NODES else value) for name, value in pairs]
+        pairs = [(name, _node(environment, value, nodes or {}) if name == NODES else value) for name, value in pairs]
     return pairs
 
 

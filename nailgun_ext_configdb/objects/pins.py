@@ -16,43 +16,64 @@ from nailgun_ext_configdb.objects import changes, levels, resource_definition
 from nailgun_ext_configdb.objects import document as document_obj
 
 
-def _used(environment_id):
-    """The live versions of the data sources of the environment's components, with the environment's pin."""
-    return (sa.select(ResourceDefinition, EnvironmentPin.definition_id)
-            .join(EnvironmentComponent, EnvironmentComponent.component_id == ResourceDefinition.component_id)
-            .outerjoin(EnvironmentPin, sa.and_(EnvironmentPin.environment_id == environment_id,
-                                               EnvironmentPin.lineage_id == ResourceDefinition.lineage_id))
-            .where(EnvironmentComponent.environment_id == environment_id, LIVE))
+_VERSIONS = ResourceDefinition.__table__.c
+_PINS = EnvironmentPin.__table__.c
+_LINKS = EnvironmentComponent.__table__.c
 
 
-def _resolving(named):
-    """The versions, with the environment's pin, of the data source ``named`` (a condition on its ``ref``)."""
-    lineage = sa.select(ResourceDefinition.lineage_id).where(named)
-    return (_used(sa.bindparam("environment_id"))
-            .where(ResourceDefinition.lineage_id.in_(lineage))
-            .order_by(ResourceDefinition.lineage_id, ResourceDefinition.version))
+def resolving(by_name):
+    """The statement of the live versions, with the environment's pin (``pinned_id``), of the data source
+    that the bound parameter ``ref`` names (by name with ``by_name``, else the id of any of its versions, deleted
+    ones too), among those of the components of the environment ``environment_id``: Core rows with the columns
+    ``resource_of`` reads (no ORM objects: every request that names a data source runs it, a write twice).
+    Unordered: ``resource_of`` wants them by lineage and version."""
+    named = ResourceDefinition.__table__.alias("named")
+    lineage = sa.select(named.c.lineage_id).where(
+        (named.c.name if by_name else named.c.id) == sa.bindparam("ref"))
+    return (sa.select(_VERSIONS.id, _VERSIONS.lineage_id, _VERSIONS.name, _VERSIONS.component_id, _VERSIONS.version,
+                      _VERSIONS.content, _PINS.definition_id.label("pinned_id"))
+            .join_from(ResourceDefinition.__table__, EnvironmentComponent.__table__,
+                       _LINKS.component_id == _VERSIONS.component_id)
+            .outerjoin(EnvironmentPin.__table__, sa.and_(_PINS.environment_id == sa.bindparam("environment_id"),
+                                                         _PINS.lineage_id == _VERSIONS.lineage_id))
+            .where(_LINKS.environment_id == sa.bindparam("environment_id"), _VERSIONS.deleted_at.is_(None),
+                   _VERSIONS.lineage_id.in_(lineage)))
 
 
-#: ``resolve``'s two statements, built once: every request that names a data source runs one (a write twice)
-_BY_ID = _resolving(ResourceDefinition.id == sa.bindparam("ref"))
-_BY_NAME = _resolving(ResourceDefinition.name == sa.bindparam("ref"))
+#: ``resolve``'s two statements, built once
+_BY_ID = resolving(by_name=False).order_by(_VERSIONS.lineage_id, _VERSIONS.version)
+_BY_NAME = resolving(by_name=True).order_by(_VERSIONS.lineage_id, _VERSIONS.version)
 
 
 def resolve(environment, ref):
     """The ``Resource`` ``ref`` (a name, or the id of any of its versions, deleted ones too) as the environment
     uses it, in one query; 404 when none of its components has it, 409 when two do."""
+    by_name, parameter = reference(ref)
+    rows = db.execute(_BY_NAME if by_name else _BY_ID, {"environment_id": environment.id, "ref": parameter}).all()
+    return resource_of(rows, ref, environment.id)
+
+
+def reference(ref):
+    """``(by_name, the parameter ref of resolving(by_name))`` for the ``ref`` of a URL: an id, else a name; None
+    for a name no database stores (with a NUL character: PostgreSQL would refuse the statement)."""
     ref_id = parse_id(ref)
-    rows = db.execute(_BY_ID if ref_id is not None else _BY_NAME,
-                      {"environment_id": environment.id, "ref": ref_id if ref_id is not None else ref}).all()
+    if ref_id is not None:
+        return False, ref_id
+    return True, ref if "\x00" not in ref else None
+
+
+def resource_of(rows, ref, environment_id):
+    """The ``Resource`` of ``rows`` (``resolving``'s, by lineage and version) that ``ref`` named in the
+    environment; 404 when there are none, 409 when they are of two data sources."""
     lineages = {}
-    for definition, pinned_id in rows:
-        lineages.setdefault(definition.lineage_id, ([], pinned_id))[0].append(definition)
+    for row in rows:
+        lineages.setdefault(row.lineage_id, ([], row.pinned_id))[0].append(row)
     if not lineages:
         raise errors.ObjectNotFound("Data source {0} is not supported in environment {1}".format(
-            ref, environment.id))
+            ref, environment_id))
     if len(lineages) > 1:
         raise errors.Conflict("Data source {0} is defined by more than one component of environment {1}".format(
-            ref, environment.id))
+            ref, environment_id))
     versions, pinned_id = next(iter(lineages.values()))
     return resource_definition.resource(versions, pinned_id)
 

@@ -133,8 +133,9 @@ def test_a_document_deleted_between_its_head_and_its_content_is_left_out(computi
     cdb.component("c", ["r"])
     _environment(cdb)
     expected = cdb.get(1, 1, "nodes/n1/", query="effective").json
-    real = document_obj.heads
-    monkeypatch.setattr(document_obj, "heads", lambda *args: real(*args) + [(10 ** 6, 1, 1, "nodes/n1", "values")])
+    real = document_obj.holding_and_heads
+    gone = (10 ** 6, 1, 1, "nodes/n1", "values")
+    monkeypatch.setattr(document_obj, "holding_and_heads", lambda *args: (real(*args)[0], real(*args)[1] + [gone]))
     opened.clear()
     assert cdb.get(1, 1, "nodes/n1/", query="effective").json == expected
 
@@ -168,3 +169,4 @@ def test_content_opened_before_the_keys_change_is_not_kept_for_the_new_keys(comp
     opened.clear()
     assert cdb.get(1, 1, "nodes/n1/", query="effective").json == {"a": {"b": 1}, "password": "p0"}
     assert not opened._kept
+

@@ -47,16 +47,18 @@ def test_effective_get_is_constant_in_depth_nodes_and_versions(unleased, query_c
     big_env, big_path = _hierarchy(cdb, depth=5, nodes=20, versions=8)
     big = _count(query_counter, lambda: cdb.get(big_env, "r", big_path, query=query))
     assert small == big
-    # the read cache's fingerprint, then (computed once per change) what the answer is made from, and
-    # whether the environment stores anything at the node while it does at others (X-Level-Unknown)
-    assert big == 1 + (7 if "version" in query else 5)
+    # the read cache's fingerprint, then (computed once per change) what the URL names (environment and data
+    # source in one statement, ``objects.address``), the merged documents' heads with whether the environment
+    # stores anything at the node while it does at others (X-Level-Unknown), their content (with ?version=: the
+    # documents, the version named and the versions of then)
+    assert big == 1 + (5 if "version" in query else 3)
     assert _count(query_counter, lambda: cdb.get(big_env, "r", big_path, query=query)) == 1  # replayed
     # a write elsewhere: computed again, the merged documents' content from memory (``objects.opened``)
     # but for ?version=, which reads the versions of then
     rid = cdb.app.get(API + "/resource_definitions").json[-1]["id"]
     cdb.put(big_env, rid, {"node": "another"}, levels=big_path.replace("/n0/", "/n1/"))
     assert _count(query_counter, lambda: cdb.get(big_env, "r", big_path, query=query)) == 1 + (
-        7 if "version" in query else 4)
+        5 if "version" in query else 2)
 
 
 def test_effective_get_on_a_linked_environment_by_fqdn(unleased, env, query_counter):
@@ -68,8 +70,9 @@ def test_effective_get_on_a_linked_environment_by_fqdn(unleased, env, query_coun
     cdb.put(cluster["id"], "1", {"a": 1})
     cdb.put(cluster["id"], "1", {"b": 1}, levels=level)
     count = _count(query_counter, lambda: cdb.get(cluster["id"], "astute", level, query="effective"))
-    # fingerprint; environment (linked or not), data source, node, the level's documents, versions, documents
-    assert count == 1 + 6
+    # fingerprint; environment (linked or not), data source and node in one statement; the level's documents'
+    # heads and whether it holds any; their content
+    assert count == 1 + 3
     tag = cdb.get(cluster["id"], "astute", level, query="effective").headers["ETag"]
     count = _count(query_counter, lambda: cdb.get(cluster["id"], "astute", level, query="effective",
                                                   headers={"If-None-Match": tag}, status=304))
@@ -145,20 +148,21 @@ def test_effective_get_in_a_session_is_constant_in_depth_nodes_versions_and_stag
         assert answer.json["staged"] == "node"
     big = _count(query_counter, lambda: cdb.get(big_env, "r", big_path, query=query, headers=big_header))
     assert small == big
-    # environment, data source, session, the level's documents and versions (the ETag; their content then
-    # from memory, ``objects.opened``), whether the level holds documents, staged documents
-    assert big == 6
+    # environment and data source, session, the level's documents and versions (the ETag; their content then
+    # from memory, ``objects.opened``) with whether the level holds documents, staged documents
+    assert big == 4
     revalidation = _count(query_counter, lambda: cdb.get(
         big_env, "r", big_path, query=query, headers=dict(big_header, **{"If-None-Match": answer.headers["ETag"]}),
         status=304))
-    assert revalidation == 5  # no documents read, no merge
+    assert revalidation == 3  # no documents read, no merge
 
 
 def test_a_put_drafts_before_it_locks_and_stores_in_a_constant_number_of_statements(cdb, query_counter, db_url):
     """ConfigDB's statements of a PUT (the notification the host sends at commit left out): the target and the
     stored document read unlocked, the new version drafted from them; then the environment locked, the target
     resolved again and the document's head compared (``document.Draft.current``); then the writes. The same
-    JSON again writes nothing."""
+    JSON again writes nothing. Unlocked, the environment and the data source are read in one statement
+    (``objects.address``)."""
     rid = cdb.component("c", ["r"])["resource_definitions"][0]["id"]
     env = cdb.environment(["c"])["id"]
 
@@ -167,7 +171,8 @@ def test_a_put_drafts_before_it_locks_and_stores_in_a_constant_number_of_stateme
             cdb.put(env, rid, {"big": list(range(200)), **data})
         return [s for s in query_counter.statements if "configdb_" in s]
 
-    reads = ["configdb_environments", "configdb_resource_definitions", "configdb_documents"] * 2
+    reads = ["configdb_environments", "configdb_documents"] + [
+        "configdb_environments", "configdb_resource_definitions", "configdb_documents"]
     for data, stored in (({"a": 1}, "INSERT INTO configdb_documents"), ({"a": 2}, "UPDATE configdb_documents"),
                          ({"a": 2}, None)):
         statements = put(data)
@@ -181,7 +186,7 @@ def test_a_put_drafts_before_it_locks_and_stores_in_a_constant_number_of_stateme
                       for statement in statements[len(reads):len(reads) + len(flushed)]) == flushed
         assert all("INSERT INTO configdb_changes" in statement for statement in statements[len(reads) + len(flushed):])
         if db_url.startswith("postgresql"):
-            assert [i for i, s in enumerate(statements) if "FOR UPDATE" in s] == [3]  # after the document's read
+            assert [i for i, s in enumerate(statements) if "FOR UPDATE" in s] == [2]  # after the document's read
 
 def test_threads_finding_the_lease_run_out_together_send_one_statement(cdb, query_counter, monkeypatch):
     """Single flight: the threads arriving while a read of the state is on its way wait for it rather than
