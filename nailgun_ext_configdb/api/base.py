@@ -6,17 +6,12 @@ Writes honour ``If-Match`` against the ETag of the document they change (412 on
 mismatch), so read-modify-write clients lose no update.
 """
 import hashlib
-import json
 
 import web
 
 from nailgun_host.public import BaseHandler, CollectionHandler, ItemHandler, errors, set_status
 from nailgun_platform.public import none_match
-
-
-def canonical(data):
-    """The JSON text of ``data`` that bodies and ETags are made from."""
-    return json.dumps(data, sort_keys=True)
+from nailgun_ext_configdb.objects.json_values import canonical  # the JSON text bodies and ETags are made from
 
 
 def etag(text):
@@ -50,12 +45,13 @@ class ConfigHandler(BaseHandler):
             return True
         return False
 
-    def respond(self, data, tag=None):
-        """``data`` as JSON with its ETag (the hash of that JSON unless given), or an empty 304.
+    def respond(self, data, tag=None, text=None):
+        """``data`` as JSON (``text`` when given: its ``canonical`` text) with its ETag (the hash of that JSON unless
+        given), or an empty 304.
 
         Serialized here because the ETag is the hash of exactly these bytes.
         """
-        text = canonical(data)
+        text = canonical(data) if text is None else text
         if tag is None and self.not_modified(etag(text)):
             return None
         web.header("Content-Type", "application/json")

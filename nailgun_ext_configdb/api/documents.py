@@ -162,7 +162,7 @@ class ConfigDocumentHandler(ConfigHandler):
         version = id_param("version")
         show_lookup = flag_param("show_lookup")
         tokens = _key_param(params)
-        tag = lookup = None
+        tag = lookup = text = None
         if flag_param("effective"):
             holding = view.holding()
             tag = target.effective_tag(params, holding)
@@ -186,11 +186,13 @@ class ConfigDocumentHandler(ConfigHandler):
             result = merge.annotate(result, lookup, _describe)
         if tokens is not None:
             result = keys.lookup_annotated(result, tokens) if show_lookup else keys.lookup(result, tokens)
+        elif tag is not None and not show_lookup:  # it shares with the documents what no narrower level filled
+            text = view.canonical(result, layers)
         if tag is None and view.session is not None:
             tag = etag(canonical(view.tagged(result)))
             if self.not_modified(tag):
                 return None
-        return self.respond(result, tag)
+        return self.respond(result, tag, text)
 
     def PUT(self, environment_id, level_names, ref, kind):
         """The new version is drafted (compared, validated, sealed: nearly all a write's work) before the

@@ -9,7 +9,8 @@ same statements whatever the depth of levels, the nodes or the versions
 """
 from nailgun_ext_configdb.models import OVERRIDES, VALUES
 from nailgun_ext_configdb.objects import document as document_obj
-from nailgun_ext_configdb.objects import levels, merge, resource_definition, secrets, staging, write_policy
+from nailgun_ext_configdb.objects import json_values, levels, merge, opened, resource_definition, secrets, staging
+from nailgun_ext_configdb.objects import write_policy
 
 
 class DocumentView:
@@ -166,3 +167,10 @@ class DocumentView:
         merged, provenance = merge.effective(layers) if lookup else (merge.values(layers, marker_free), None)
         return merged, provenance, [layer for _, layer in layers]
 
+    @staticmethod
+    def canonical(answer, layers):
+        """``json_values.canonical(answer)`` of an answer made from ``layers`` (``effective``'s), with the text of
+        the members it shares with the kept ones taken from them (``opened.members``)."""
+        kept = [(layer, known) for layer, known in ((layer, opened.members(layer)) for layer in layers)
+                if known is not None]
+        return json_values.spliced(answer, kept)

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from nailgun_platform.public import type_strict_equal
-from nailgun_ext_configdb.objects import document, merge
+from nailgun_ext_configdb.objects import document, json_values, merge
+from nailgun_ext_configdb.objects import secrets as configdb_secrets
 from nailgun_ext_configdb.objects.json_values import diff, stored_form
 from tests.configdb.conftest import API
 
@@ -156,3 +157,27 @@ def test_stored_form_copies_only_what_it_changes():
     converted = stored_form(value)
     assert converted == {"a": [1, {"b": 10 ** 16}], "c": {"d": 2.0}}
     assert type(converted["a"][1]["b"]) is int and type(value["a"][1]["b"]) is float
+
+
+#: documents as merged: keys a classifier takes for secrets among them, non-ASCII ones, markers anywhere
+LAYER = st.dictionaries(st.sampled_from(["a", "b", "password", "é", "\u2028"]),
+                        JSON | st.just(merge.UNSET) | st.dictionaries(
+                            st.sampled_from(["a", "password"]), JSON | st.just(merge.UNSET), max_size=3),
+                        max_size=5)
+
+
+@settings(max_examples=400, deadline=None)
+@given(layers=st.lists(LAYER, min_size=1, max_size=4), others=st.lists(OBJECTS, max_size=2), masked=st.booleans())
+def test_an_answer_spliced_from_the_members_of_its_documents_is_its_canonical_text(layers, others, masked):
+    """Whatever the merge shared, masking copied or another document holds (the same scalars too), the text made
+    from kept members is ``canonical``'s, byte for byte: secrets masked stay masked, ETags of bodies stay."""
+    pairs = list(enumerate(layers))
+    marker_free = {origin for origin, layer in pairs if not merge.has_marker(layer)}
+    answer = merge.values(pairs, marker_free)
+    if masked:
+        answer = configdb_secrets.masked(answer, configdb_secrets.secret_pointers(answer))
+    kept = [(document, json_values.members(document)) for document in
+            [layer for origin, layer in pairs if origin in marker_free] + others]
+    assert json_values.spliced(answer, kept) == canonical(answer)
+    assert json_values.spliced(answer["a"] if "a" in answer else [answer], kept) == canonical(
+        answer["a"] if "a" in answer else [answer])

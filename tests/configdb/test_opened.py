@@ -13,7 +13,7 @@ from nailgun_host.db import sealed as host_sealed
 from nailgun_host.settings import settings
 from nailgun_platform import secrets
 from nailgun_platform.secrets import keys
-from nailgun_ext_configdb.objects import merge, opened
+from nailgun_ext_configdb.objects import json_values, merge, opened
 from tests.configdb.conftest import API, ConfigAPI
 
 NODES = ("n1", "n2")
@@ -170,3 +170,38 @@ def test_content_opened_before_the_keys_change_is_not_kept_for_the_new_keys(comp
     assert cdb.get(1, 1, "nodes/n1/", query="effective").json == {"a": {"b": 1}, "password": "p0"}
     assert not opened._kept
 
+
+def test_an_answer_is_made_from_the_text_of_kept_members_encoded_once(computing, monkeypatch):
+    """A computed effective answer takes the text of the members it shares with kept documents from them
+    (``json_values.spliced``): encoded once per document version, not whole again for every read."""
+    cdb = computing
+    cdb.component("c", ["r"])
+    _environment(cdb, {"a": {"b": 1}, "big": list(range(100)), "password": "p0"})
+    cdb.put(1, 1, {"c": 2, "a": {"d": None}}, levels="nodes/n1/")
+    made, encoded = [], []
+    real_members, real_canonical = json_values.members, json_values.canonical
+    monkeypatch.setattr(json_values, "members", lambda document: made.append(document) or real_members(document))
+    monkeypatch.setattr(json_values, "canonical", lambda value: encoded.append(value) or real_canonical(value))
+    first = cdb.get(1, 1, "nodes/n1/", query="effective")
+    assert sorted(map(sorted, made)) == [["a", "big", "password"], ["a", "c"]]  # the two documents, once each
+    cdb.put(1, 1, {"other": 1}, levels="nodes/n2/")  # a write elsewhere: the answer is computed again
+    del made[:], encoded[:]
+    again = cdb.get(1, 1, "nodes/n1/", query="effective")
+    assert again.body == first.body and first.json["a"] == {"b": 1, "d": None}
+    assert made == [] and encoded == [{"b": 1, "d": None}]  # only what the merge made: the node's "a"
+
+
+def test_the_text_of_members_counts_in_the_bound_and_goes_with_its_document(computing):
+    settings["READ_CACHE"]["documents_max_bytes"] = 100
+    first, second, third = {"x": "y" * 20}, {"z": 1}, {"w": 2}
+    opened.put("first", first, True, 30, opened.keyset())
+    opened.put("second", second, True, 30, opened.keyset())
+    assert opened.members(first) == {"x": '"x": "' + "y" * 20 + '"'} and opened.members(second) == {"z": '"z": 1'}
+    assert opened.members(first) is opened.members(first)  # made once
+    opened.put("third", third, True, 30, opened.keyset())  # 30 + 27 + 30 + 6 + 30 > 100: the first goes
+    assert (opened.get("first"), opened.members(first)) == (None, None)
+    assert opened.get("second") == (second, True)
+    marked = {"x": merge.UNSET}
+    opened.put("marked", marked, False, 10, opened.keyset())
+    assert opened.members(marked) is None  # the merge copies its objects: nothing to share
+    assert opened.members({"z": 1}) is None  # not kept
