@@ -2,6 +2,7 @@
 web.py takes: for every route of the application, under both prefixes."""
 import re
 
+import pytest
 
 from nailgun_host.app import PREFIXES, build_app, collect_routes
 from nailgun_host.extensions import get_all_extensions
@@ -38,3 +39,20 @@ def test_the_path_web_py_routes():
     assert routing.web_path({"PATH_INFO": "/api/v1/x\xc3\xa9"}) == "/api/v1/x\xe9"  # UTF-8 bytes, as WSGI's latin-1
     assert routing.web_path({"PATH_INFO": "/api/v1/\xff"}) == "/api/v1/\xff"
     assert routing.web_path({"PATH_INFO": "/api/v1/x", "SERVER_SOFTWARE": "nginx/1.22"}) is None
+
+
+def test_the_application_remembers_the_route_web_py_takes_for_a_path(monkeypatch):
+    """``NailgunApplication._match`` is web.py's, asked once per path."""
+    import web
+    extensions = get_all_extensions()
+    entries, _handlers = collect_routes(extensions)
+    app = build_app(extensions)
+    paths = [prefix + _example(entry["uri"]) for entry in entries for prefix in PREFIXES] + [
+        "/api/v1/no-such-route", "/", "/api/v1/config/environments/1/nodes/n-1/resources/a/b/values"]
+    expected = [web.application._match(app, app.mapping, path) for path in paths]
+    assert [app._match(app.mapping, path) for path in paths] == expected
+    monkeypatch.setattr(web.utils, "re_subm", lambda *args: pytest.fail("a route's pattern tried again"))
+    assert [app._match(app.mapping, path) for path in paths] == expected
+    handler, groups = app._match(app.mapping, paths[-1])
+    groups.append("changed by its caller")
+    assert app._match(app.mapping, paths[-1]) == expected[-1]
