@@ -12,8 +12,9 @@ last run. The header never reaches the client. A load balancer sends the feed ro
 
 A write wakes every waiter of its environment at once: they run again in one batch (``Runner``), each
 through the whole stack, and those the application would answer alike share one run of it
-(``nailgun_platform.shared_runs``), so a thousand waiters cost one read of the feed and a thousand
-authentications and log lines.
+(``nailgun_platform.shared_runs``), and identical ones (a thousand readers with one token) one run of
+authentication too: a thousand waiters cost one read of the feed, one check of the token and a thousand log
+lines.
 
 Why not a ready-made server: gevent/eventlet workers would monkey-patch the whole application
 (SQLAlchemy, psycopg, keystonemiddleware); ASGI adapters of WSGI (a2wsgi, asgiref) hold a thread
