@@ -18,7 +18,7 @@ import sqlalchemy.exc
 import web
 from oslo_serialization import jsonutils
 
-from nailgun_host import errors, policy, request_log, stats, validation
+from nailgun_host import auth, errors, policy, request_log, stats, validation
 from nailgun_host.api import base
 from nailgun_host.api.base import read_access
 from nailgun_host.api.meta import APIRootHandler
@@ -263,7 +263,9 @@ def _decoded_path(environ):
 
 def build_wsgi(extensions=None):
     """The WSGI callable: authentication (``AUTH`` of the settings) in front of ``/metrics`` and the
-    application, all inside the request log and statistics, which see every answer.
+    application, all inside the request log and statistics, which see every answer. Identical requests that
+    ``nailgun-feed`` runs in one batch share one run of authentication and what it guards
+    (``shared_runs.IdenticalRuns``).
 
     Methods web.py would refuse with an HTML page get a JSON 405, a malformed ``Content-Length`` a JSON 400.
     """
@@ -273,12 +275,12 @@ def build_wsgi(extensions=None):
     for extension in extensions:
         extension.check_settings()  # and settings an extension cannot work with
     routes = routing.Routes(collect_routes(extensions)[0], PREFIXES)
-    wsgi = auth_middleware.build(
+    wsgi = shared_runs.IdenticalRuns(auth_middleware.build(
         stats.build(shared_runs.build(read_cache.build(whole_answer.measured(build_app(extensions).wsgifunc()),
                                                        routes, statement_reader, read_access),
                                       routes, read_access),
                     settings["STATS"]),
-        settings["AUTH"])
+        settings["AUTH"]), kept=(auth.ENVIRON_KEY, "REMOTE_USER"), per_request=(request_log.ENVIRON_KEY,))
 
     def application(environ, start_response):
         environ["PATH_INFO"] = _decoded_path(environ)

@@ -12,8 +12,9 @@ last run. The header never reaches the client. A load balancer sends the feed ro
 
 A write wakes every waiter of its environment at once: they run again in one batch (``Runner``), each
 through the whole stack, and those the application would answer alike share one run of it
-(``nailgun_platform.shared_runs``), so a thousand waiters cost one read of the feed and a thousand
-authentications and log lines.
+(``nailgun_platform.shared_runs``), and identical ones (a thousand readers with one token) one run of
+authentication too: a thousand waiters cost one read of the feed, one check of the token and a thousand log
+lines.
 
 Why not a ready-made server: gevent/eventlet workers would monkey-patch the whole application
 (SQLAlchemy, psycopg, keystonemiddleware); ASGI adapters of WSGI (a2wsgi, asgiref) hold a thread
@@ -21,7 +22,9 @@ for every request while it waits. aiohttp (the ``[feed]`` extra) gives the event
 """
 import asyncio
 import concurrent.futures
+import heapq
 import io
+import itertools
 import logging
 import sys
 import threading
@@ -32,8 +35,11 @@ from nailgun_platform import notify, shared_runs
 
 LOG = logging.getLogger(__name__)
 
+#: deadlines of requests no longer parked kept past twice the parked ones before the heap is rebuilt
+COMPACT_ABOVE = 1024
 #: answer headers the server makes itself
-HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive", notify.PARK_HEADER.lower()}
+PARK_LOWER = notify.PARK_HEADER.lower()
+HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive", PARK_LOWER}
 
 
 class Runner:
@@ -116,18 +122,29 @@ class Runner:
 
 class Parking:
     """Parked requests by topic: queued to run again (``Runner.run_all``, all of a topic at once) when the
-    listener hears the topic, or alone at their deadline."""
+    listener hears the topic, or alone at their deadline.
+
+    Deadlines are kept in one heap under one timer of the loop, and a woken request leaves its entry there to
+    be dropped when its time comes: a wake of a thousand cancels no timer (the loop's timers are compared in
+    Python, and a thousand cancelled ones cost the loop a rebuild of its heap).
+    """
 
     def __init__(self, loop, listener, runner):
         self.loop = loop
         self.listener = listener
         self.runner = runner
-        #: topic -> {future: (make_environ, timer)}
+        #: topic -> {future: make_environ}
         self.waiting = {}
+        #: (deadline, sequence, topic, future), the earliest first; entries of requests gone stay until then
+        self._deadlines = []
+        self._sequence = itertools.count()
+        self._timer = None
         listener.watch(self._heard)
 
     def close(self):
         self.listener.unwatch(self._heard)
+        if self._timer is not None:
+            self._timer.cancel()
 
     def _heard(self, topic):  # on the listener's thread
         self.loop.call_soon_threadsafe(self._wake, topic)
@@ -135,18 +152,47 @@ class Parking:
     def _wake(self, topic):
         woken = []
         for found in [t for t in self.waiting if topic is None or t == topic]:
-            for future, (make_environ, timer) in self.waiting.pop(found).items():
-                timer.cancel()
-                woken.append((make_environ, future))
+            woken.extend((make_environ, future) for future, make_environ in self.waiting.pop(found).items())
         if woken:
             self.runner.run_all(woken)
+            self._compact()
 
-    def _expire(self, topic, future):
-        parked = self.waiting.get(topic, {}).pop(future, None)
-        if parked is not None:
-            if not self.waiting[topic]:
-                del self.waiting[topic]
-            self.runner.run(parked[0], future)
+    def _compact(self):
+        """Drop the deadlines of requests no longer parked once they outnumber the parked ones (a feed whose
+        readers are woken often would otherwise keep ``max_wait`` seconds of them)."""
+        parked = sum(map(len, self.waiting.values()))
+        if len(self._deadlines) > 2 * parked + COMPACT_ABOVE:
+            self._deadlines = [entry for entry in self._deadlines if entry[3] in self.waiting.get(entry[2], ())]
+            heapq.heapify(self._deadlines)
+
+    def _forget(self, topic, future):
+        """The parked request's ``make_environ``, no longer parked; None if it was not."""
+        parked = self.waiting.get(topic)
+        make_environ = parked.pop(future, None) if parked is not None else None
+        if parked is not None and not parked:
+            del self.waiting[topic]
+        return make_environ
+
+    def _expire(self):
+        self._timer = None
+        now = self.loop.time()
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, _, topic, future = heapq.heappop(self._deadlines)
+            make_environ = self._forget(topic, future)
+            if make_environ is not None:
+                self.runner.run(make_environ, future)
+        self._arm()
+
+    def _arm(self):
+        """The loop's timer at the earliest deadline."""
+        if not self._deadlines:
+            return
+        earliest = self._deadlines[0][0]
+        if self._timer is not None:
+            if self._timer.when() <= earliest:
+                return
+            self._timer.cancel()
+        self._timer = self.loop.call_at(earliest, self._expire)
 
     async def park(self, topic, mark, deadline, make_environ):
         """The answer of the request run again once ``topic`` moves past ``mark``, or at ``deadline`` (the
@@ -154,16 +200,13 @@ class Parking:
         if self.listener.mark(topic) != mark:
             return await self.runner.run(make_environ)
         future = self.loop.create_future()
-        timer = self.loop.call_at(deadline, self._expire, topic, future)
-        self.waiting.setdefault(topic, {})[future] = (make_environ, timer)
+        self.waiting.setdefault(topic, {})[future] = make_environ
+        heapq.heappush(self._deadlines, (deadline, next(self._sequence), topic, future))
+        self._arm()
         try:
             return await future
-        finally:  # its client went away: forget it
-            parked = self.waiting.get(topic, {}).pop(future, None)
-            if parked is not None:
-                parked[1].cancel()
-                if not self.waiting[topic]:
-                    del self.waiting[topic]
+        finally:  # its client went away: forget it (its deadline's entry goes when its time comes)
+            self._forget(topic, future)
 
 
 def client_address(request, trusted_proxy=None):
@@ -185,7 +228,8 @@ def _environ(request, body, server_port, trusted_proxy=None):
         "QUERY_STRING": request.raw_path.split("?", 1)[1] if "?" in request.raw_path else "",
         "RAW_URI": request.raw_path, "SERVER_NAME": request.host.split(":")[0],
         "SERVER_PORT": str(server_port), "SERVER_PROTOCOL": "HTTP/{0}.{1}".format(*request.version),
-        "REMOTE_ADDR": client_address(request, trusted_proxy), "wsgi.version": (1, 0), "wsgi.url_scheme": request.scheme,
+        "REMOTE_ADDR": client_address(request, trusted_proxy), "wsgi.version": (1, 0),
+        "wsgi.url_scheme": request.scheme,
         "wsgi.input": io.BytesIO(body), "wsgi.errors": sys.stderr, "wsgi.multithread": True,
         "wsgi.multiprocess": True, "wsgi.run_once": False, notify.CAN_PARK: True,
     }
@@ -197,6 +241,18 @@ def _environ(request, body, server_port, trusted_proxy=None):
             key = "HTTP_" + key
             environ[key] = environ[key] + "," + value if key in environ else value
     return environ
+
+
+def _parking(headers):
+    """``(the park header's value or None, the headers to send)`` of an answer, the server's own left out."""
+    park, kept = None, []
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered == PARK_LOWER:
+            park = value
+        elif lowered not in HOP_HEADERS:
+            kept.append((name, value))
+    return park, kept
 
 
 def run_wsgi(application, environ):
@@ -232,6 +288,7 @@ def make_app(application, threads, max_body, trusted_proxy=None):
     at most ``max_body`` bytes (the host's ``MAX_REQUEST_BODY``); a client of ``trusted_proxy`` is the one its
     ``X-Forwarded-For`` names."""
     from aiohttp import web as aioweb
+    from multidict import CIMultiDict
 
     app = aioweb.Application(client_max_size=2 ** 63)  # the WSGI application enforces its own limit
 
@@ -248,14 +305,18 @@ def make_app(application, threads, max_body, trusted_proxy=None):
         body = await _body(request, max_body)
         port = request.transport.get_extra_info("sockname")[1] if request.transport else 0
 
-        def make_environ():
-            return _environ(request, body, port, trusted_proxy)
+        made = _environ(request, body, port, trusted_proxy)
+
+        def make_environ():  # a fresh copy for each run: the application changes its environ
+            environ = dict(made)
+            environ["wsgi.input"] = io.BytesIO(body)
+            return environ
 
         loop = asyncio.get_running_loop()
         status, headers, data = await app["runner"].run(make_environ)
         deadline = None
         while True:
-            park = next((v for k, v in headers if k.lower() == notify.PARK_HEADER.lower()), None)
+            park, headers = _parking(headers)
             if park is None:
                 break
             topic, first_deadline, mark = notify.parse_park_header(park)
@@ -265,11 +326,7 @@ def make_app(application, threads, max_body, trusted_proxy=None):
                 break  # what a parking answer says at the deadline: its body
             status, headers, data = await app["parking"].park(topic, mark, deadline, make_environ)
         code, _, reason = status.partition(" ")
-        response = aioweb.Response(status=int(code), reason=reason or None, body=data)
-        for name, value in headers:
-            if name.lower() not in HOP_HEADERS:
-                response.headers.add(name, value)
-        return response
+        return aioweb.Response(status=int(code), reason=reason or None, body=data, headers=CIMultiDict(headers))
 
     app.router.add_route("*", "/{tail:.*}", handle)
     app.on_startup.append(start)

@@ -4,6 +4,7 @@
 What is asserted is counted (threads, answers, headers); the one time asserted is the brief's:
 a waiter is answered within ``WOKEN_WITHIN`` of the write that wakes it, well before its ``wait``.
 """
+import asyncio
 import contextlib
 import datetime
 import json
@@ -275,3 +276,79 @@ def test_the_feed_raises_its_open_files_soft_limit_to_the_hard_one(migrated_db, 
         assert soft == limit != "256"
     finally:
         server.stop()
+
+
+class _Listener:
+    """The seam of ``Parking``: a listener whose topics move when the test says."""
+
+    def __init__(self):
+        self.seq, self.watchers = 0, []
+
+    def mark(self, topic):
+        return (0, self.seq)
+
+    def watch(self, callback):
+        self.watchers.append(callback)
+
+    def unwatch(self, callback):
+        self.watchers.remove(callback)
+
+
+class _Runner:
+    """Runs nothing: each request's future gets the name its ``make_environ`` returns."""
+
+    def __init__(self):
+        self.ran = []
+
+    def run_all(self, requests):
+        for make_environ, future in requests:
+            self.ran.append(make_environ())
+            future.set_result(make_environ())
+
+    def run(self, make_environ, future):
+        self.run_all([(make_environ, future)])
+
+
+def test_parked_requests_hold_one_timer_of_the_loop_and_a_wake_cancels_none():
+    """A wake of a thousand must not cancel a thousand timers of the loop (each cancelled one costs its heap);
+    the earliest deadline still answers its request alone, and a request gone is never run."""
+    from nailgun_platform import feed_server
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        parking = feed_server.Parking(loop, _Listener(), _Runner())
+        now = loop.time()
+        waiters = [asyncio.ensure_future(parking.park("t", (0, 0), now + 60 + i, lambda i=i: i)) for i in range(100)]
+        short = asyncio.ensure_future(parking.park("t", (0, 0), now + 0.05, lambda: "short"))
+        gone = asyncio.ensure_future(parking.park("t", (0, 0), now + 0.02, lambda: "gone"))
+        await asyncio.sleep(0)
+        assert len([handle for handle in loop._scheduled if not handle.cancelled()]) == 1
+        gone.cancel()
+        assert await short == "short"
+        assert "gone" not in parking.runner.ran
+        cancelled = sum(handle.cancelled() for handle in loop._scheduled)
+        parking._wake("t")
+        assert await asyncio.gather(*waiters) == list(range(100))
+        assert sum(handle.cancelled() for handle in loop._scheduled) == cancelled
+        parking.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_deadlines_of_woken_requests_do_not_pile_up():
+    """Readers woken and parked again, write after write: the deadlines of those gone are dropped."""
+    from nailgun_platform import feed_server
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        parking = feed_server.Parking(loop, _Listener(), _Runner())
+        for _ in range(5):
+            waiters = [asyncio.ensure_future(parking.park("t", (0, 0), loop.time() + 60, lambda: None))
+                       for _ in range(1000)]
+            await asyncio.sleep(0)
+            parking._wake("t")
+            await asyncio.gather(*waiters)
+        assert len(parking._deadlines) <= feed_server.COMPACT_ABOVE
+        parking.close()
+
+    asyncio.run(scenario())

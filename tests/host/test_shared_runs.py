@@ -123,3 +123,49 @@ def test_the_masked_reader_and_the_refused_never_get_the_admin_s_answer(world):
                for status, _, body in answers["reader"])
     assert answers["nobody"][0][0].startswith("403")
     assert answers["expired token"][0][0].startswith("401") and answers["none"][0][0].startswith("401")
+
+
+def test_identical_requests_of_a_batch_share_one_authentication_and_each_is_logged_as_itself(
+        world, monkeypatch, caplog):
+    """A thousand readers of one feed with one token: one check of the token, not a thousand. A request that
+    differs in its address or in any header is checked on its own; each is logged with its own request id
+    and the identity found."""
+    from nailgun_host import request_log
+    from nailgun_host.auth import middleware
+
+    url = "{0}/environments/{1}/changes?since=0".format(API, world["environment"])
+    checked = []
+    check = middleware.AuthMiddleware.__call__
+
+    def counted(self, environ, start_response):
+        checked.append(environ["REMOTE_ADDR"])
+        return check(self, environ, start_response)
+
+    made = [environ(url, world["credentials"]["admin"]) for _ in range(5)]
+    made.append(environ(url, dict(world["credentials"]["admin"], Accept="application/json")))
+    made.append(environ(url, world["credentials"]["admin"]))
+    made[-1]["REMOTE_ADDR"] = "127.0.0.2"
+    alone = seen(feed_server.run_wsgi(world["app"], dict(made[0])))
+    monkeypatch.setattr(middleware.AuthMiddleware, "__call__", counted)
+    batch = {}
+    answers = []
+    with caplog.at_level("INFO", logger=request_log.LOG.name):
+        for env in made:
+            env[shared_runs.ENVIRON_KEY] = batch
+            answers.append(feed_server.run_wsgi(world["app"], env))
+    assert sorted(checked) == ["127.0.0.1", "127.0.0.1", "127.0.0.2"]
+    assert all(seen(answer) == alone for answer in answers)
+    ids = [dict(headers)[request_log.HEADER] for _, headers, _ in answers]
+    assert len(set(ids)) == len(made)
+    logged = [r for r in caplog.records if r.name == request_log.LOG.name and url.split("?")[0] in r.getMessage()]
+    assert len(logged) == len(made)
+    assert {r.args[-1] for r in logged} == {"admin"}
+
+
+def test_identical_requests_with_an_expired_token_are_all_refused(world):
+    url = "{0}/environments/{1}/changes?since=0".format(API, world["environment"])
+    batch = {}
+    for _ in range(3):
+        made = environ(url, world["credentials"]["expired token"])
+        made[shared_runs.ENVIRON_KEY] = batch
+        assert feed_server.run_wsgi(world["app"], made)[0].startswith("401")
