@@ -18,8 +18,6 @@ route's read rule lets in as well and that see secrets as it does (``access``, t
 question); one the rule refuses, with no identity, in a configuration session or not a GET, runs on
 its own.
 """
-from nailgun_platform import routing
-from nailgun_platform.read_cache import SESSION_HEADER
 from nailgun_platform.whole_answer import answered
 
 #: the environ key under which the server hands the requests of one batch the same dict
@@ -39,20 +37,8 @@ class SharedRuns:
                        for entry in routes.routes]
 
     def _key(self, environ):
-        if environ.get("REQUEST_METHOD") != "GET" or SESSION_HEADER in environ:
-            return None
-        path = routing.web_path(environ)
-        index = self.routes.index(path) if path is not None else None
-        rule = self._rules[index] if index is not None else None
-        if rule is None:
-            return None
-        try:
-            shown = self.access(environ, rule)
-        except Exception:  # a policy file that cannot be used: the application answers 503
-            return None
-        if shown is None:
-            return None
-        return path, environ.get("QUERY_STRING", ""), environ.get("HTTP_IF_NONE_MATCH"), shown
+        found = self.routes.read_key(environ, self._rules, self.access)
+        return None if found is None else (found[1], environ.get("HTTP_IF_NONE_MATCH"))
 
     def __call__(self, environ, start_response):
         batch = environ.get(ENVIRON_KEY)
