@@ -163,7 +163,8 @@ def environ_of(method, path_query, body=None, headers=()):
                "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(data),
                "wsgi.errors": sys.stderr, "wsgi.version": (1, 0), "wsgi.multithread": True,
                "wsgi.multiprocess": False, "wsgi.run_once": False, "CONTENT_LENGTH": str(len(data)),
-               "HTTP_HOST": "127.0.0.1:8000", "HTTP_AUTHORIZATION": basic()}
+               "HTTP_HOST": "127.0.0.1:8000", "HTTP_AUTHORIZATION": basic(),
+               "REQUEST_URI": path_query, "SERVER_SOFTWARE": "waitress"}  # as waitress hands them
     if body is not None:
         environ["CONTENT_TYPE"] = "application/json"
     for name, value in headers:

@@ -245,6 +245,11 @@ def settle():
     gc.freeze()
 
 
+#: (raw URI, script name) -> the path decoded from it, for URIs of at most REMEMBERED_LENGTH (forgotten all at once)
+_decoded = {}
+REMEMBERED_URIS, REMEMBERED_LENGTH = 4096, 2048
+
+
 def _decoded_path(environ):
     """PATH_INFO decoded from the raw request URI, ``%2F`` included, whatever the server.
 
@@ -255,10 +260,17 @@ def _decoded_path(environ):
     raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")
     if not raw:
         return environ.get("PATH_INFO", "")
-    path = raw.split("?", 1)[0] if raw.startswith("/") else urllib.parse.urlsplit(raw).path
-    path = urllib.parse.unquote_to_bytes(path).decode("latin-1")
     script = environ.get("SCRIPT_NAME", "")
-    return path[len(script):] if script and path.startswith(script) else path
+    decoded = _decoded.get((raw, script))
+    if decoded is None:  # the same few URIs come on every hot read: each decoded once
+        path = raw.split("?", 1)[0] if raw.startswith("/") else urllib.parse.urlsplit(raw).path
+        path = urllib.parse.unquote_to_bytes(path).decode("latin-1")
+        decoded = path[len(script):] if script and path.startswith(script) else path
+        if len(raw) <= REMEMBERED_LENGTH:
+            if len(_decoded) >= REMEMBERED_URIS:
+                _decoded.clear()
+            _decoded[raw, script] = decoded
+    return decoded
 
 
 def build_wsgi(extensions=None):

@@ -89,8 +89,12 @@ class LogFile(logging.handlers.WatchedFileHandler):
         _log_files.add(self)
         self._idle = True  # the writer waits for a wake: the next line wakes it (the others find it busy)
         self._second = (None, "")
-        #: (address, method, path, query, user, secret patterns if a query) -> logged form around the status and time
+        #: (address, method, path, query, user) -> logged form around the status and time, under ``_patterns``
         self._fields = {}
+        self._patterns = None
+        self._patterns_checked = False
+        #: level number -> the line's level and logger name
+        self._levels = {}
 
     def emit(self, record):
         try:
@@ -134,10 +138,11 @@ class LogFile(logging.handlers.WatchedFileHandler):
         with self.lock:
             lines = []
             waiting = self._waiting
+            self._patterns_checked = False  # once per batch, at its first query
             while waiting:
                 line = waiting.popleft()
                 try:
-                    lines.append(line if isinstance(line, str) else self._request_line(*line))
+                    lines.append(line if line.__class__ is str else self._request_line(*line))
                 except Exception:  # as logging does with a record it cannot format: said on stderr, not raised
                     self.handleError(None)
             try:  # a failure (a full disk) loses this batch, as logging loses a record, never the writer
@@ -151,23 +156,36 @@ class LogFile(logging.handlers.WatchedFileHandler):
             except Exception:
                 self.handleError(None)
 
+    def _check_patterns(self):
+        """Forget the remembered fields when the secrets' patterns changed (a query's mask depends on them)."""
+        self._patterns_checked = True
+        patterns = secrets.patterns()
+        if patterns != self._patterns:
+            self._patterns = patterns
+            self._fields.clear()
+
     def _request_line(self, created, level, rid, remote, method, path, query, status, seconds, user):
+        if query and not self._patterns_checked:
+            self._check_patterns()
         second = int(created)
         if self._second[0] != second:
             self._second = (second, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second)))
-        key = (remote, method, path, query, user, secrets.patterns() if query else None)
+        key = (remote, method, path, query, user)
         fields = self._fields.get(key)
         if fields is None:  # the same few requests come over and over: their fields escaped and masked once
             fields = (
-                '%s "%s %s%s" ' % (remote, _printable(method), _printable(path, "latin-1"), shown_query(query)),
+                '%s "%s %s%s" ' % (remote, _printable(method), _printable(path, "latin-1"),
+                                   _shown_query(query, self._patterns) if query else ""),
                 " ms " + ("-" if user is None else _printable(user)))
             if len(method) + len(path) + len(query or "") + len(user or "") <= REMEMBERED_LENGTH:
                 if len(self._fields) >= REMEMBERED_FIELDS:
                     self._fields.clear()
                 self._fields[key] = fields
-        return "%s,%03d %s %s [%s] %s%s %.2f%s" % (
-            self._second[1], int((created - second) * 1000), logging.getLevelName(level), LOG.name, rid,
-            fields[0], status, seconds * 1000.0, fields[1])
+        named = self._levels.get(level)
+        if named is None:
+            named = self._levels[level] = "%s %s [" % (logging.getLevelName(level), LOG.name)
+        return "%s,%03d %s%s] %s%s %.2f%s" % (
+            self._second[1], (created - second) * 1000, named, rid, fields[0], status, seconds * 1000.0, fields[1])
 
     def close(self):
         self._wake.put(False)  # the writer's last batch

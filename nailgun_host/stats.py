@@ -16,7 +16,9 @@ is folded at once there.
 Both need the ``nailgun:read_stats`` policy rule (admins and the ``monitoring`` role).
 """
 import atexit
+import bisect
 import collections
+import itertools
 import json
 import logging
 import os
@@ -114,8 +116,7 @@ class Metrics:
             child.inc(answers)
         if errors:
             self.errors.inc(errors)
-        for seconds in durations:
-            self.duration.observe(seconds)
+        observe_all(self.duration, durations)
 
     def scrape_registry(self):
         """What ``/metrics`` shows: every live and past worker of the host in multiprocess mode, else this one."""
@@ -128,6 +129,25 @@ class Metrics:
         multiprocess.MultiProcessCollector(registry, path=directory)
         registry.register(HostCollector())
         return registry
+
+
+def observe_all(histogram, durations):
+    """What ``histogram.observe`` of each of ``durations`` (seconds, not NaN) would do, done by bucket: each
+    bucket's count and the sum are added once for all (an answer's observe was a tenth of a replayed answer's
+    cost). prometheus_client keeps them in ``_upper_bounds``, ``_buckets`` and ``_sum`` since 0.4; without them,
+    one ``observe`` each."""
+    try:
+        bounds, buckets, total = histogram._upper_bounds, histogram._buckets, histogram._sum
+    except AttributeError:
+        for seconds in durations:
+            histogram.observe(seconds)
+        return
+    if not durations:
+        return
+    total.inc(sum(durations))
+    # observe's bucket: the first whose upper bound is at least the value (the last is +Inf)
+    for index, count in collections.Counter(map(bisect.bisect_left, itertools.repeat(bounds), durations)).items():
+        buckets[index].inc(count)
 
 
 class HostCollector:

@@ -51,7 +51,7 @@ LOG = logging.getLogger(__name__)
 class StatementFailed(Exception):
     """The database did not answer a ``StatementReader`` statement (down, busy, not migrated)."""
 
-SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
+
 #: methods that never write (everything else is held for a lease)
 READS = ("GET", "HEAD", "OPTIONS")
 #: what an answer costs beside its body and key: the objects holding it, its headers and state (measured)
@@ -140,23 +140,12 @@ class ReadCache:
                 cached = CachedRoute(entry["handler"].policy_rule("GET"), entry["fingerprint"])
                 self._reading.setdefault(entry["fingerprint"], threading.Lock())
             self._cached.append(cached)
+        self._rules = [None if cached is None else cached.rule for cached in self._cached]
 
     def _key(self, environ):
         """(route, key) of a request whose answer may be replayed, or None."""
-        if environ.get("REQUEST_METHOD") != "GET" or SESSION_HEADER in environ:
-            return None
-        path = routing.web_path(environ)
-        index = self.routes.index(path) if path is not None else None
-        route = self._cached[index] if index is not None else None
-        if route is None:
-            return None
-        try:
-            shown = self.access(environ, route.rule)
-        except Exception:  # a policy file that cannot be used: the application answers 503
-            return None
-        if shown is None:
-            return None  # no identity, or one the application refuses, in its words
-        return route, (path, environ.get("QUERY_STRING", ""), shown)
+        found = self.routes.read_key(environ, self._rules, self.access)
+        return None if found is None else (self._cached[found[0]], found[1])
 
     def _fingerprint(self, route, path, asked_at):
         """The fingerprint of ``path`` (a URL of ``route``) under a state read that started less than a

@@ -2,10 +2,13 @@
 
 The layers in front of the application that treat some routes' GETs their own way (``read_cache``,
 ``shared_runs``) ask the one ``Routes`` of the application: the same few paths come over and over, so
-each path's route is remembered (up to ``REMEMBERED`` paths, then forgotten all at once).
+each path's route is remembered (up to ``REMEMBERED`` paths, then forgotten all at once). Both key such a
+GET the same way (``Routes.read_key``): its path, its query and whether its identity sees secrets.
 """
 import re
 
+#: the header that puts a request in a configuration session: its GETs read the session's staged changes
+SESSION_HEADER = "HTTP_X_CONFIGURATION_SESSION"
 #: paths whose route is remembered (then forgotten all at once), if at most REMEMBERED_LENGTH long
 REMEMBERED, REMEMBERED_LENGTH = 4096, 2048
 
@@ -41,3 +44,23 @@ class Routes:
                     self._found.clear()
                 self._found[path] = found
         return found
+
+    def read_key(self, environ, rules, access):
+        """``(route's position, (path, query string, whether secrets are shown))`` of a GET outside a configuration
+        session whose route has a read rule in ``rules`` (by position; None: not one of those) and whose identity
+        ``access(environ, rule)`` lets read (None when no identity or the rule refuses it, else whether it sees
+        secrets); else None, and the application answers."""
+        if environ.get("REQUEST_METHOD") != "GET" or SESSION_HEADER in environ:
+            return None
+        path = web_path(environ)
+        index = self.index(path) if path is not None else None
+        rule = rules[index] if index is not None else None
+        if rule is None:
+            return None
+        try:
+            shown = access(environ, rule)
+        except Exception:  # a policy file that cannot be used: the application answers 503
+            return None
+        if shown is None:
+            return None
+        return index, (path, environ.get("QUERY_STRING", ""), shown)

@@ -26,8 +26,6 @@ expired or a user removed while they waited is found by that run, after all of t
 still passes through the request log and statistics with its own request id and the identity that run
 found. A thousand readers of one feed with one token cost one check of it instead of a thousand.
 """
-from nailgun_platform import routing, whole_answer
-from nailgun_platform.read_cache import SESSION_HEADER
 from nailgun_platform.whole_answer import answered
 
 #: the environ key under which the server hands the requests of one batch the same dict
@@ -47,20 +45,8 @@ class SharedRuns:
                        for entry in routes.routes]
 
     def _key(self, environ):
-        if environ.get("REQUEST_METHOD") != "GET" or SESSION_HEADER in environ:
-            return None
-        path = routing.web_path(environ)
-        index = self.routes.index(path) if path is not None else None
-        rule = self._rules[index] if index is not None else None
-        if rule is None:
-            return None
-        try:
-            shown = self.access(environ, rule)
-        except Exception:  # a policy file that cannot be used: the application answers 503
-            return None
-        if shown is None:
-            return None
-        return path, environ.get("QUERY_STRING", ""), environ.get("HTTP_IF_NONE_MATCH"), shown
+        found = self.routes.read_key(environ, self._rules, self.access)
+        return None if found is None else (found[1], environ.get("HTTP_IF_NONE_MATCH"))
 
     def __call__(self, environ, start_response):
         batch = environ.get(ENVIRON_KEY)
@@ -99,7 +85,7 @@ class IdenticalRuns:
             return self.app(environ, start_response)
         found = batch.get(key)
         if found is None:
-            answer = whole_answer.answered(self.app, environ)
+            answer = answered(self.app, environ)
             found = batch[key] = answer, {name: environ[name] for name in self.kept if name in environ}
         (status, headers, body), kept = found
         environ.update(kept)

@@ -28,9 +28,11 @@ from nailgun_host.auth import (ANONYMOUS, ENVIRON_KEY, AuthenticationFailed, Aut
 LOG = logging.getLogger(__name__)
 PUBLIC_PATH = re.compile(r"/api(/v1)?/(version|health)/?")  # matched whole (fullmatch)
 #: headers only the middleware may set; a client's are dropped before anything reads them
-_IDENTITY_HEADERS = ("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP_X_USER_DOMAIN_NAME",
-                     "HTTP_X_PROJECT_ID", "HTTP_X_PROJECT_NAME", "HTTP_X_PROJECT_DOMAIN_NAME",
-                     "HTTP_X_IDENTITY_STATUS", "REMOTE_USER")
+_IDENTITY_HEADERS = frozenset(("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP_X_USER_DOMAIN_NAME",
+                               "HTTP_X_PROJECT_ID", "HTTP_X_PROJECT_NAME", "HTTP_X_PROJECT_DOMAIN_NAME",
+                               "HTTP_X_IDENTITY_STATUS", "REMOTE_USER"))
+#: paths whose kind (``_kind``) is remembered (then forgotten all at once), if at most REMEMBERED_LENGTH long
+REMEMBERED_PATHS, REMEMBERED_LENGTH = 4096, 2048
 #: how long a request waits for the check of the same Basic header that another one started, in seconds
 CHECK_WAIT = 5.0
 #: the answer of method none to a client off loopback
@@ -77,6 +79,11 @@ def decode_basic(header):
     return user, password
 
 
+def _kind(path):
+    """(whether ``path`` is public for GET and HEAD, whether it is the token login's)."""
+    return bool(PUBLIC_PATH.fullmatch(path)), bool(keystone_v2.TOKENS_PATH.fullmatch(path))
+
+
 class AuthMiddleware:
     """Authenticates every non-public request with the configured method (see the package docstring)."""
 
@@ -99,6 +106,8 @@ class AuthMiddleware:
         self.failures = failures
         self.token_app = keystone.token_filter(self._token_confirmed) if keystone else None
         self.login = keystone_v2.TokenIssuer(self) if method != "none" else None
+        #: path -> ``_kind(path)``: the same few paths come on every request
+        self._kinds = {}
 
     # -- the answers of refusal -------------------------------------------------------------
 
@@ -226,17 +235,29 @@ class AuthMiddleware:
             return self.unavailable(start_response, "keystonemiddleware could not validate a token")
         return self.unauthorized(start_response, "the token is invalid or expired")
 
+    def _kind(self, path):
+        kind = self._kinds.get(path)
+        if kind is None:
+            kind = _kind(path)
+            if len(path) <= REMEMBERED_LENGTH:
+                if len(self._kinds) >= REMEMBERED_PATHS:
+                    self._kinds.clear()
+                self._kinds[path] = kind
+        return kind
+
     def __call__(self, environ, start_response):
-        for name in _IDENTITY_HEADERS:
-            environ.pop(name, None)
+        if not environ.keys().isdisjoint(_IDENTITY_HEADERS):
+            for name in _IDENTITY_HEADERS:
+                environ.pop(name, None)
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD")
-        public = method in ("GET", "HEAD") and PUBLIC_PATH.fullmatch(path)
+        kind = self._kind(path)
+        public = kind[0] and method in ("GET", "HEAD")
         if self.method == "none":
             if public or self.allow_insecure_no_auth or is_loopback(environ.get("REMOTE_ADDR")):
                 environ[ENVIRON_KEY] = ANONYMOUS
                 return self.app(environ, start_response)
             return json_response(start_response, "401 Unauthorized", NOT_LOOPBACK)
-        if keystone_v2.TOKENS_PATH.fullmatch(path):
+        if kind[1]:
             return self.login(environ, start_response)
         if public:
             return self.app(environ, start_response)

@@ -56,3 +56,28 @@ def test_the_application_remembers_the_route_web_py_takes_for_a_path(monkeypatch
     handler, groups = app._match(app.mapping, paths[-1])
     groups.append("changed by its caller")
     assert app._match(app.mapping, paths[-1]) == expected[-1]
+def test_the_read_cache_and_shared_runs_key_a_get_the_same_way():
+    """``Routes.read_key``, the one key of both layers: a GET outside a session, of a route with a read rule, by an
+    identity the rule lets in; the key says whether it sees secrets. Anything else is the application's."""
+    entries = [{"uri": "/a/(\\d+)/?"}, {"uri": "/b/?"}]
+    routes = routing.Routes(entries, PREFIXES)
+    rules = ["read:a", None]
+    asked = []
+
+    def access(environ, rule):
+        asked.append(rule)
+        if environ.get("who") == "broken":
+            raise RuntimeError("the policy file cannot be used")
+        return {"admin": True, "reader": False}.get(environ.get("who"))
+
+    def key(**environ):
+        return routes.read_key(dict({"REQUEST_METHOD": "GET", "PATH_INFO": "/api/v1/a/7", "QUERY_STRING": "q",
+                                     "who": "admin"}, **environ), rules, access)
+
+    assert key() == (0, ("/api/v1/a/7", "q", True))
+    assert key(who="reader", PATH_INFO="/api/a/7/") == (0, ("/api/a/7/", "q", False))
+    assert asked == ["read:a", "read:a"]
+    for refused in (dict(who="nobody"), dict(who="broken"), dict(REQUEST_METHOD="HEAD"), dict(REQUEST_METHOD="PUT"),
+                    dict(HTTP_X_CONFIGURATION_SESSION="1"), dict(PATH_INFO="/api/v1/b"),
+                    dict(PATH_INFO="/api/v1/c"), dict(SERVER_SOFTWARE="nginx/1.22")):
+        assert key(**refused) is None, refused

@@ -13,10 +13,12 @@ import subprocess
 import sys
 import time
 
+import hypothesis
 import pytest
 import requests
 import webtest
 import yaml
+from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from nailgun_host import db as host_db, stats
@@ -247,3 +249,28 @@ def test_stats_settings_the_server_cannot_use_are_refused():
             settings.reload(overrides={"STATS": {"flush_seconds": below}})
     with pytest.raises(ValueError, match="unknown settings STATS.multiproc_dir"):
         settings.reload(overrides={"STATS": {"multiproc_dir": "/run/nailgun/metrics"}})
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(st.lists(st.one_of(st.sampled_from(stats.BUCKETS), st.floats(0, 100, allow_nan=False),
+                                     st.floats(0, 0.002, allow_nan=False)), max_size=60))
+def test_the_fold_observes_durations_as_one_observe_each_would(durations):
+    """The response-time histogram gets the answers a fold takes by bucket (``observe_all``): every bucket's count
+    as ``observe`` of each answer would make it (bounds included in their bucket), and the same sum."""
+    import prometheus_client
+
+    def histogram():
+        return prometheus_client.Histogram("d", "d", buckets=stats.BUCKETS,
+                                           registry=prometheus_client.CollectorRegistry())
+
+    one_by_one, folded = histogram(), histogram()
+    for seconds in durations:
+        one_by_one.observe(seconds)
+    stats.observe_all(folded, durations)
+    expected, found = ([s for s in list(h.collect())[0].samples if s.name != "d_created"]
+                       for h in (one_by_one, folded))
+    assert [(s.name, s.labels) for s in found] == [(s.name, s.labels) for s in expected]
+    for got, want in zip(found, expected):
+        assert got.value == pytest.approx(want.value, rel=1e-9, abs=1e-12), got.name
+        if got.name != "d_sum":
+            assert got.value == want.value, got

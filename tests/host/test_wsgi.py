@@ -60,3 +60,18 @@ def test_gunicorn_and_nailgun_api_route_encoded_slashes_alike(gunicorn, live_ser
     if status == 404:
         assert answers[0] == answers[1] == {"message": "Data source a%2Fb is not supported in environment 1",
                                             "errors": []}
+
+
+def test_a_raw_uri_is_decoded_under_its_own_script_name_each_time():
+    """The path decoded from the raw URI is remembered by URI and script name (the same few URIs come on every hot
+    read): the same URI under another mount point, or another URI, is decoded anew; a long one is not kept."""
+    from nailgun_host import app
+
+    uri = "/nailgun/api/v1/x%2Fy?effective"
+    assert app._decoded_path({"REQUEST_URI": uri, "SCRIPT_NAME": "/nailgun"}) == "/api/v1/x/y"
+    assert app._decoded_path({"REQUEST_URI": uri, "SCRIPT_NAME": "/nailgun"}) == "/api/v1/x/y"
+    assert app._decoded_path({"REQUEST_URI": uri, "SCRIPT_NAME": ""}) == "/nailgun/api/v1/x/y"
+    assert app._decoded_path({"RAW_URI": "/api/v1/%252F", "REQUEST_URI": uri}) == "/api/v1/%2F"
+    long_uri = "/api/v1/" + "a" * app.REMEMBERED_LENGTH
+    assert app._decoded_path({"REQUEST_URI": long_uri}) == long_uri
+    assert (long_uri, "") not in app._decoded
