@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nailgun_host.public import check_storable, db, errors
-from nailgun_platform.public import type_strict_equal
+from nailgun_platform.public import now, type_strict_equal
 from nailgun_ext_configdb import settings_section
 from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import Document, DocumentVersion, ResourceDefinition
@@ -256,6 +256,9 @@ def store(environment, resource, level_path, kind, draft, author, revision=None,
     bumps it once and every document it writes shares that revision (and names itself,
     ``session_id``, in the change feed). The caller holds the environment's row lock, and the draft
     is of the current document. The objects keep the clear values for the rest of the request.
+
+    The version's row is copied from the document's by the database (``_COPY_VERSION``): the sealed
+    content is serialized, sent and parsed (jsonb) once, not once per row.
     """
     document, data = draft.document, draft.data
     if document is not None and not draft.changed:
@@ -268,17 +271,17 @@ def store(environment, resource, level_path, kind, draft, author, revision=None,
     document.revision = revision
     document.version += 1
     stored = DocumentVersion(version=document.version, revision=revision, author=author,
-                             changed_keys=draft.changed)
+                             changed_keys=draft.changed, created_at=now())
     storage.driver().write(environment, resource, document, stored, draft.sealed, author)
     # SQLAlchemy compares JSON with ==, which would skip the UPDATE when only a type changed
     orm.attributes.flag_modified(document, "data")
-    if document.id is None:  # a new document: its id first
-        db.flush()
+    db.flush()  # one flush for the environment's row and the document's
     stored.document_id = document.id
-    db.add(stored)
-    db.flush()  # one flush for a stored document's rows (the environment's, the document's, the version)
-    for written in (document, stored):  # stored sealed, seen clear by the rest of the request
-        orm.attributes.set_committed_value(written, "data", data)
+    db.execute(_COPY_VERSION, {"document_id": document.id, "version": stored.version, "revision": revision,
+                               "author": author, "changed_keys": stored.changed_keys,
+                               "created_at": stored.created_at})
+    orm.attributes.set_committed_value(document, "data", data)  # stored sealed, seen clear by the request
+    stored.data = data  # not in the session: what the caller answers with (``version_to_dict``)
     changes.written(environment, document, author, session_id)
     limit = _max_versions()
     if limit and document.version > limit:
@@ -286,6 +289,16 @@ def store(environment, resource, level_path, kind, draft, author, revision=None,
             DocumentVersion.document_id == document.id,
             DocumentVersion.version <= document.version - limit))
     return stored
+
+
+#: the new version's row, its content (sealed, or the storage driver's reference) the document's as just written
+_COPY_VERSION = sa.insert(DocumentVersion.__table__).from_select(
+    ["document_id", "version", "revision", "data", "storage_ref", "author", "changed_keys", "created_at"],
+    sa.select(Document.id, sa.bindparam("version", type_=sa.Integer), sa.bindparam("revision", type_=sa.Integer),
+              Document.__table__.c.data, Document.storage_ref, sa.bindparam("author", type_=sa.String),
+              sa.bindparam("changed_keys", type_=DocumentVersion.__table__.c.changed_keys.type),
+              sa.bindparam("created_at", type_=DocumentVersion.__table__.c.created_at.type))
+    .where(Document.id == sa.bindparam("document_id")))
 
 
 def delete_at(environment_id, level_paths, author=None):
