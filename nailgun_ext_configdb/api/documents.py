@@ -199,7 +199,7 @@ class ConfigDocumentHandler(ConfigHandler):
             return redirect
         draft = None
         if not config_sessions.requested() and not bound_by_patch_policy():
-            document = unlocked.view.document()
+            document = unlocked.view.document(for_write=True)
             unlocked.check_if_match(document)
             draft = unlocked.view.draft(data, document, bound=False, storable=True)  # decode_json checked it
         target = Target(environment_id, level_names, ref, kind, lock=True)
@@ -210,7 +210,7 @@ class ConfigDocumentHandler(ConfigHandler):
         else:
             if draft is not None and draft.document is not None:
                 db.expunge(draft.document)  # read again, as it is now
-            document = view.document()
+            document = view.document(for_write=True)
             target.check_if_match(document)
             target.save(data, document)
         set_status(204)
@@ -222,7 +222,7 @@ class ConfigDocumentHandler(ConfigHandler):
             return redirect
         target = Target(environment_id, level_names, ref, kind, lock=True)
         view = target.view
-        document = view.document()
+        document = view.document(for_write=True)
         target.check_if_match(document)
         seen = view.data(document)
         if not sees_secrets():
@@ -241,7 +241,7 @@ class ConfigDocumentKeysHandler(ConfigHandler):
     def PATCH(self, environment_id, level_names, ref, kind, operation):
         target = Target(environment_id, level_names, ref, kind, lock=True)
         paths = self.body()
-        document = target.view.document()
+        document = target.view.document(for_write=True)
         target.check_if_match(document)
         target.save(keys.apply_operation(target.view.edited(document), operation, paths), document)
         set_status(204)
@@ -284,7 +284,7 @@ class ConfigDocumentRevertHandler(ConfigHandler):
         target = Target(environment_id, level_names, ref, kind, lock=True)
         view = target.view
         number = self.body()["version"]
-        document = view.document()
+        document = view.document(for_write=True)
         old = document_obj.version(document, number)
         target.check_if_match(document)
         if view.session is not None:

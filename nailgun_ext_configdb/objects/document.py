@@ -8,13 +8,15 @@ If-Match checks safe across workers.
 """
 import functools
 import json
+import weakref
 
 import jsonpointer
 import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nailgun_host.public import check_storable, db, errors
-from nailgun_platform.public import now, type_strict_equal
+from nailgun_platform.public import now, sealing, type_strict_equal
+from nailgun_platform.public import secrets as platform_secrets
 from nailgun_ext_configdb import settings_section
 from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import Document, DocumentVersion, ResourceDefinition
@@ -46,15 +48,30 @@ def _key(environment_id, resource_id, level_path, kind):
 #: every read and write of a document runs one of these (a PUT two): built once, not per request
 _DOCUMENT = _one_document(Document)
 _DOCUMENT_WITHOUT_DATA = _DOCUMENT.options(orm.defer(Document.data, raiseload=True))
+_DOCUMENT_SEALED = _one_document(Document, sa.type_coerce(sa.cast(Document.data, sa.Text), sa.Text)).options(
+    orm.defer(Document.data))
 _HEAD = _one_document(Document.id, Document.version)
+#: ``{document: sealing.loads' tokens}`` of the documents read for a write (``find(..., for_write=True)``)
+_TOKENS = weakref.WeakKeyDictionary()
 
 
-def find(environment_id, resource_id, level_path, kind, with_data=True):
-    """The stored document, or None; ``with_data=False`` leaves its content unloaded (history, diff)."""
+def find(environment_id, resource_id, level_path, kind, with_data=True, for_write=False):
+    """The stored document, or None; ``with_data=False`` leaves its content unloaded (history, diff).
+    ``for_write``: its content opened here, the tokens of its secrets remembered for the write's ``Draft``
+    (which keeps those of the secrets it does not change)."""
     key = _key(environment_id, resource_id, level_path, kind)
     if not with_data:
         return db.scalars(_DOCUMENT_WITHOUT_DATA, key).first()
-    return _filled(environment_id, [db.scalars(_DOCUMENT, key).first()])[0]
+    if not for_write:
+        return _filled(environment_id, [db.scalars(_DOCUMENT, key).first()])[0]
+    row = db.execute(_DOCUMENT_SEALED, key).first()
+    if row is None:
+        return None
+    document, text = row
+    tokens = {}
+    orm.attributes.set_committed_value(document, "data", sealing.loads(text, platform_secrets.keyset(), tokens))
+    _TOKENS[document] = tokens
+    return _filled(environment_id, [document])[0]
 
 
 def chain(environment_id, resource_id, level_paths):
@@ -232,7 +249,10 @@ class Draft:
         self.head = (document.id, document.version) if document is not None else None
         self.data = stored_form(data if storable else check_storable(data))
         self.changed = changed_keys(document.data if document is not None else {}, self.data)
-        self.sealed = secrets.seal(resource, self.data) if self.changed or document is None else None
+        self.sealed = None
+        if self.changed or document is None:
+            self.sealed = secrets.seal(resource, self.data, document.data if document is not None else None,
+                                       _TOKENS.get(document) if document is not None else None)
 
     def current(self, environment_id, resource_id, level_path, kind):
         """Whether the stored document is still the one drafted over (same row, same version): one statement
