@@ -231,7 +231,7 @@ def _max_versions():
 class Draft:
     """A new version of ``document`` (None: there is none yet) worked out from ``data`` (clear), before it is
     stored: in its stored form, with its changed keys and its secret leaves sealed. This is nearly all a
-    write's work, so a PUT drafts before it locks the environment (``store``; ``current`` says whether the
+    write's work, so every write drafts before it locks the environment (``store``; ``current`` says whether the
     document is still the one drafted over). ``changed`` is empty, and nothing is sealed, when ``data`` is
     the same JSON as the document's.
 
