@@ -22,9 +22,19 @@ Every PUT writes a new version (one key differs from the last). In interleaved r
 
     python benchmarks/writes_vs_etcd.py [--pg-url postgresql+psycopg://USER:PASSWORD@127.0.0.1/postgres] \\
         [--rounds 3] [--puts 30] [--large-puts 4] [--seconds 3] [--sqlite-throughput]
+
+``--in-process`` measures instead the CPU of one PUT (``time.process_time()`` around batches of PUTs of the 39 KB
+and 1.2 MB documents, each a new version, through ``build_wsgi()`` called by ``webtest`` in this process, on
+SQLite and with ``--pg-url`` PostgreSQL): this process's CPU whatever the machine's load, for before/after
+(``PYTHONPATH=<other checkout>``); ``--profile`` prints cProfile's top functions of more 39 KB PUTs.
+
+    python benchmarks/writes_vs_etcd.py --in-process [--pg-url ...] [--puts 100] [--profile] [--sort tottime]
 """
 import argparse
 import base64
+import cProfile
+import io
+import pstats
 import json
 import os
 import subprocess
@@ -40,7 +50,7 @@ import yaml
 from references import etcd, interleaved, load_average, median, sized_documents, waitress
 from servers import ROOT, database
 
-SCRATCH_DB = "nailgun_writes_bench"
+SCRATCH_DB = "nailgun_writes_bench_{0}".format(os.getpid())  # two runs at once do not share it
 WRITERS = 4
 VARIANTS = 16  # bodies per document, cycled: each PUT differs from the one before, so each is a new version
 USER, PASSWORD = "bench", "bench-password"
@@ -198,6 +208,55 @@ def run(backend, pg_url, store, documents, args, rows):
                                  [f["rate"] / o["rate"] for f, o in zip(etcd_four, etcd_one)]))
 
 
+def in_process(backend, pg_url, documents, args):
+    """CPU per PUT (ms) of the 39 KB and 1.2 MB documents in this process; cProfile's top with ``--profile``."""
+    with tempfile.TemporaryDirectory() as directory, database(pg_url, SCRATCH_DB, directory) as db_url:
+        os.environ.setdefault("NAILGUN_KEY_REPOSITORY", os.path.join(directory, "keys"))
+        import webtest
+        from nailgun_host import db
+        from nailgun_host.app import build_wsgi
+        from nailgun_host.db import migration
+        from nailgun_host.settings import settings
+
+        settings.reload(overrides={"DATABASE_URL": db_url})
+        migration.syncdb(db_url)
+        db.configure(db_url)
+        app = webtest.TestApp(build_wsgi(), extra_environ={"REMOTE_ADDR": "127.0.0.1"})
+        config = "/api/v1/config"
+        app.post_json(config + "/components", {"name": "fuel", "resource_definitions": [{"name": "astute"}]})
+        app.post_json(config + "/environments", {"components": ["fuel"], "hierarchy_levels": ["nodes"]})
+        headers = {"Content-Type": "application/json"}
+        for label, puts in (("1 KB", args.puts), ("39 KB", args.puts), ("1.2 MB", args.large_puts * 3)):
+            bodies, target = documents[label], config + "/environments/1/nodes/{0}/resources/1/values".format(
+                label.replace(" ", "").replace(".", ""))
+            for number in range(3):
+                app.put(target, bodies[number], headers=headers, status=204)
+            batches, size = [], max(1, puts // 5)
+            for batch in range(5):
+                started = time.process_time()
+                for number in range(size):
+                    app.put(target, bodies[(batch * size + number) % len(bodies)], headers=headers, status=204)
+                batches.append((time.process_time() - started) / size * 1000)
+            print("{0}: CPU per PUT of {1}: median {2:.2f} ms (batches {3})".format(
+                backend, label, median(batches), " ".join("{0:.2f}".format(b) for b in batches)))
+        if args.profile:
+            label = args.profile_size
+            target = config + "/environments/1/nodes/{0}/resources/1/values".format(
+                label.replace(" ", "").replace(".", ""))
+            profile = cProfile.Profile()
+            profile.enable()
+            for number in range(args.large_puts if label == "1.2 MB" else args.puts):
+                app.put(target, documents[label][number % VARIANTS], headers=headers, status=204)
+            profile.disable()
+            out = io.StringIO()
+            stats = pstats.Stats(profile, stream=out).sort_stats(args.sort)
+            stats.print_stats(args.only or "", 45)
+            if args.callers:
+                stats.print_callers(args.callers)
+            print(out.getvalue())
+        db.get_engine().dispose()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pg-url", help="also run on PostgreSQL (a user that may create databases)")
@@ -206,10 +265,22 @@ def main(argv=None):
     parser.add_argument("--large-puts", type=int, default=4, help="sequential PUTs of 1.2 MB a round")
     parser.add_argument("--seconds", type=float, default=3, help="each throughput run")
     parser.add_argument("--sqlite-throughput", action="store_true", help="measure writers on SQLite too")
+    parser.add_argument("--in-process", action="store_true", help="CPU per PUT in this process instead")
+    parser.add_argument("--profile", action="store_true", help="with --in-process: cProfile's top functions")
+    parser.add_argument("--sort", default="cumulative", help="with --profile: pstats' order")
+    parser.add_argument("--profile-size", default="39 KB", choices=("1 KB", "39 KB", "1.2 MB"), help="with --profile")
+    parser.add_argument("--only", help="with --profile: only functions matching this")
+    parser.add_argument("--callers", help="with --profile: also who calls the functions matching this")
     args = parser.parse_args(argv)
     sized = sized_documents((("1 KB", 1000), ("39 KB", 39000), ("1.2 MB", 1200000)))
     documents = {label: variants(document) for label, document in sized.items()}
     print("load average before: " + load_average())
+    if args.in_process:
+        in_process("SQLite", None, documents, args)
+        if args.pg_url:
+            in_process("PostgreSQL", args.pg_url, documents, args)
+        print("load average after: " + load_average())
+        return
     rows = []
     with etcd() as store:
         run("SQLite", None, store, documents, args, rows)

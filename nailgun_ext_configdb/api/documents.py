@@ -195,49 +195,58 @@ class ConfigDocumentHandler(ConfigHandler):
         return self.respond(result, tag, text)
 
     def PUT(self, environment_id, level_names, ref, kind):
-        """The new version is drafted (compared, validated, sealed: nearly all a write's work) before the
-        environment is locked, so that its lock, which orders the environment's writers, is held only to
-        store it and commit; drafted again under the lock when what it was drafted from changed meanwhile
-        (the document, its data source, its level), and under the lock from the start in a session or for
-        a writer bound by patch policies (which read the levels around the document)."""
+        """The whole document replaced by the body; 204 (``drafted_write``)."""
         redirect, data, unlocked = self.body_before_lock(environment_id, level_names, ref, kind, object_only=True)
         if redirect is not None:
             return redirect
-        draft = None
-        if not config_sessions.requested() and not bound_by_patch_policy():
-            document = unlocked.view.document()
-            unlocked.check_if_match(document)
-            draft = unlocked.view.draft(data, document, bound=False, storable=True)  # decode_json checked it
-        target = Target(environment_id, level_names, ref, kind, lock=True)
-        view = target.view
-        if draft is not None and (view.resource, view.path) == (unlocked.view.resource, unlocked.view.path) \
-                and view.current(draft):
-            view.store(draft, author)
-        else:
-            if draft is not None and draft.document is not None:
-                db.expunge(draft.document)  # read again, as it is now
-            document = view.document()
-            target.check_if_match(document)
-            target.save(data, document)
+        drafted_write(unlocked, lambda: Target(environment_id, level_names, ref, kind, lock=True),
+                      lambda target, document: data, storable=True)  # decode_json checked it
         set_status(204)
 
     def PATCH(self, environment_id, level_names, ref, kind):
-        """RFC 6902 on the document as this identity sees it (masked, staged), all or nothing; 204."""
-        redirect, patch, _ = self.body_before_lock(environment_id, level_names, ref, kind)
+        """RFC 6902 on the document as this identity sees it (masked, staged), all or nothing; 204
+        (``drafted_write``)."""
+        redirect, patch, unlocked = self.body_before_lock(environment_id, level_names, ref, kind)
         if redirect is not None:
             return redirect
-        target = Target(environment_id, level_names, ref, kind, lock=True)
-        view = target.view
-        document = view.document()
-        target.check_if_match(document)
-        seen = view.data(document)
-        if not sees_secrets():
-            seen = secrets.masked(seen, secrets.of(view.resource, seen))
-        patched = json_patch.apply(view.resource, seen, patch, bound=bound_by_patch_policy())
-        if view.session is not None:  # masks it left alone stay masks in the session
-            patched = view.keep_staged(patched)
-        target.save(patched, document)
+
+        def patched(target, document):
+            view = target.view
+            seen = view.data(document)
+            if not sees_secrets():
+                seen = secrets.masked(seen, secrets.of(view.resource, seen))
+            result = json_patch.apply(view.resource, seen, patch, bound=bound_by_patch_policy())
+            if view.session is not None:  # masks it left alone stay masks in the session
+                result = view.keep_staged(result)
+            return result
+        drafted_write(unlocked, lambda: Target(environment_id, level_names, ref, kind, lock=True), patched)
         set_status(204)
+
+
+def drafted_write(unlocked, locked, new_data, storable=False):
+    """``(the locked target, what ``Target.save`` gives, the document written over)``: the new version of the
+    document ``new_data(target, document)`` makes is drafted (compared, validated, sealed: nearly all a
+    write's work) on the ``unlocked`` target before ``locked()`` locks the environment, so that its lock,
+    which orders the environment's writers, is held only to store it and commit; drafted again under the
+    lock when what it was drafted from changed meanwhile (the document, its data source, its level), and
+    under the lock from the start in a session or for a writer bound by patch policies (which read the
+    levels around the document). If-Match is checked against the document each draft starts from.
+    ``storable``: as ``document.Draft``'s."""
+    draft = None
+    if not config_sessions.requested() and not bound_by_patch_policy():
+        document = unlocked.view.document(for_write=True)
+        unlocked.check_if_match(document)
+        draft = unlocked.view.draft(new_data(unlocked, document), document, bound=False, storable=storable)
+    target = locked()
+    view = target.view
+    if draft is not None and (view.resource, view.path) == (unlocked.view.resource, unlocked.view.path) \
+            and view.current(draft):
+        return target, view.store(draft, author), draft.document
+    if draft is not None and draft.document is not None:
+        db.expunge(draft.document)  # read again, as it is now
+    document = view.document(for_write=True)
+    target.check_if_match(document)
+    return target, target.save(new_data(target, document), document), document
 
 
 class ConfigDocumentKeysHandler(ConfigHandler):
@@ -245,11 +254,11 @@ class ConfigDocumentKeysHandler(ConfigHandler):
     policy_checks = {"PUT": WRITE_CHECKS, "PATCH": WRITE_CHECKS}
 
     def PATCH(self, environment_id, level_names, ref, kind, operation):
-        target = Target(environment_id, level_names, ref, kind, lock=True)
+        """A keys operation on the document as sent (staged, or stored); 204 (``drafted_write``)."""
+        unlocked = Target(environment_id, level_names, ref, kind, sessions=False)
         paths = self.body()
-        document = target.view.document()
-        target.check_if_match(document)
-        target.save(keys.apply_operation(target.view.edited(document), operation, paths), document)
+        drafted_write(unlocked, lambda: Target(environment_id, level_names, ref, kind, lock=True),
+                      lambda target, document: keys.apply_operation(target.view.edited(document), operation, paths))
         set_status(204)
 
     PUT = PATCH
@@ -284,21 +293,20 @@ class ConfigDocumentRevertHandler(ConfigHandler):
     policy_checks = {"POST": WRITE_CHECKS}
 
     def POST(self, environment_id, level_names, ref, kind):
-        """A new version equal to the given one: 201 with it, or 200 with the current one if equal.
+        """A new version equal to the given one: 201 with it, or 200 with the current one if equal
+        (``drafted_write``).
 
         In a session the old version is staged: 200 with the session's change of the document."""
-        target = Target(environment_id, level_names, ref, kind, lock=True)
-        view = target.view
+        unlocked = Target(environment_id, level_names, ref, kind, sessions=False)
         number = self.body()["version"]
-        document = view.document()
-        old = document_obj.version(document, number)
-        target.check_if_match(document)
+        target, written, document = drafted_write(
+            unlocked, lambda: Target(environment_id, level_names, ref, kind, lock=True),
+            lambda target, document: document_obj.version(document, number).data, storable=True)
+        view = target.view
         if view.session is not None:
-            change = target.save(old.data, document)
-            return {"session": view.session.id, "staged": change is not None, "document": view.descriptor(),
-                    "changed_keys": change.changed_keys if change is not None else []}
-        stored = view.write(old.data, document, author, bound_by_patch_policy())
-        if stored is None:
+            return {"session": view.session.id, "staged": written is not None, "document": view.descriptor(),
+                    "changed_keys": written.changed_keys if written is not None else []}
+        if written is None:
             return version_to_dict(document_obj.version(document, document.version))
         set_status(201)
-        return version_to_dict(stored)
+        return version_to_dict(written)

@@ -8,13 +8,15 @@ If-Match checks safe across workers.
 """
 import functools
 import json
+import weakref
 
 import jsonpointer
 import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nailgun_host.public import check_storable, db, errors
-from nailgun_platform.public import type_strict_equal
+from nailgun_platform.public import now, sealing, type_strict_equal
+from nailgun_platform.public import secrets as platform_secrets
 from nailgun_ext_configdb import settings_section
 from nailgun_ext_configdb import storage
 from nailgun_ext_configdb.models import Document, DocumentVersion, ResourceDefinition
@@ -46,15 +48,30 @@ def _key(environment_id, resource_id, level_path, kind):
 #: every read and write of a document runs one of these (a PUT two): built once, not per request
 _DOCUMENT = _one_document(Document)
 _DOCUMENT_WITHOUT_DATA = _DOCUMENT.options(orm.defer(Document.data, raiseload=True))
+_DOCUMENT_SEALED = _one_document(Document, sa.type_coerce(sa.cast(Document.data, sa.Text), sa.Text)).options(
+    orm.defer(Document.data))
 _HEAD = _one_document(Document.id, Document.version)
+#: ``{document: sealing.loads' tokens}`` of the documents read for a write (``find(..., for_write=True)``)
+_TOKENS = weakref.WeakKeyDictionary()
 
 
-def find(environment_id, resource_id, level_path, kind, with_data=True):
-    """The stored document, or None; ``with_data=False`` leaves its content unloaded (history, diff)."""
+def find(environment_id, resource_id, level_path, kind, with_data=True, for_write=False):
+    """The stored document, or None; ``with_data=False`` leaves its content unloaded (history, diff).
+    ``for_write``: its content opened here, the tokens of its secrets remembered for the write's ``Draft``
+    (which keeps those of the secrets it does not change)."""
     key = _key(environment_id, resource_id, level_path, kind)
     if not with_data:
         return db.scalars(_DOCUMENT_WITHOUT_DATA, key).first()
-    return _filled(environment_id, [db.scalars(_DOCUMENT, key).first()])[0]
+    if not for_write:
+        return _filled(environment_id, [db.scalars(_DOCUMENT, key).first()])[0]
+    row = db.execute(_DOCUMENT_SEALED, key).first()
+    if row is None:
+        return None
+    document, text = row
+    tokens = {}
+    orm.attributes.set_committed_value(document, "data", sealing.loads(text, platform_secrets.keyset(), tokens))
+    _TOKENS[document] = tokens
+    return _filled(environment_id, [document])[0]
 
 
 def chain(environment_id, resource_id, level_paths):
@@ -238,7 +255,7 @@ def _max_versions():
 class Draft:
     """A new version of ``document`` (None: there is none yet) worked out from ``data`` (clear), before it is
     stored: in its stored form, with its changed keys and its secret leaves sealed. This is nearly all a
-    write's work, so a PUT drafts before it locks the environment (``store``; ``current`` says whether the
+    write's work, so every write drafts before it locks the environment (``store``; ``current`` says whether the
     document is still the one drafted over). ``changed`` is empty, and nothing is sealed, when ``data`` is
     the same JSON as the document's.
 
@@ -256,7 +273,10 @@ class Draft:
         self.head = (document.id, document.version) if document is not None else None
         self.data = stored_form(data if storable else check_storable(data))
         self.changed = changed_keys(document.data if document is not None else {}, self.data)
-        self.sealed = secrets.seal(resource, self.data) if self.changed or document is None else None
+        self.sealed = None
+        if self.changed or document is None:
+            self.sealed = secrets.seal(resource, self.data, document.data if document is not None else None,
+                                       _TOKENS.get(document) if document is not None else None)
 
     def current(self, environment_id, resource_id, level_path, kind):
         """Whether the stored document is still the one drafted over (same row, same version): one statement
@@ -280,6 +300,9 @@ def store(environment, resource, level_path, kind, draft, author, revision=None,
     bumps it once and every document it writes shares that revision (and names itself,
     ``session_id``, in the change feed). The caller holds the environment's row lock, and the draft
     is of the current document. The objects keep the clear values for the rest of the request.
+
+    The version's row is copied from the document's by the database (``_COPY_VERSION``): the sealed
+    content is serialized, sent and parsed (jsonb) once, not once per row.
     """
     document, data = draft.document, draft.data
     if document is not None and not draft.changed:
@@ -292,17 +315,17 @@ def store(environment, resource, level_path, kind, draft, author, revision=None,
     document.revision = revision
     document.version += 1
     stored = DocumentVersion(version=document.version, revision=revision, author=author,
-                             changed_keys=draft.changed)
+                             changed_keys=draft.changed, created_at=now())
     storage.driver().write(environment, resource, document, stored, draft.sealed, author)
     # SQLAlchemy compares JSON with ==, which would skip the UPDATE when only a type changed
     orm.attributes.flag_modified(document, "data")
-    if document.id is None:  # a new document: its id first
-        db.flush()
+    db.flush()  # one flush for the environment's row and the document's
     stored.document_id = document.id
-    db.add(stored)
-    db.flush()  # one flush for a stored document's rows (the environment's, the document's, the version)
-    for written in (document, stored):  # stored sealed, seen clear by the rest of the request
-        orm.attributes.set_committed_value(written, "data", data)
+    db.execute(_COPY_VERSION, {"document_id": document.id, "version": stored.version, "revision": revision,
+                               "author": author, "changed_keys": stored.changed_keys,
+                               "created_at": stored.created_at})
+    orm.attributes.set_committed_value(document, "data", data)  # stored sealed, seen clear by the request
+    stored.data = data  # not in the session: what the caller answers with (``version_to_dict``)
     changes.written(environment, document, author, session_id)
     limit = _max_versions()
     if limit and document.version > limit:
@@ -310,6 +333,16 @@ def store(environment, resource, level_path, kind, draft, author, revision=None,
             DocumentVersion.document_id == document.id,
             DocumentVersion.version <= document.version - limit))
     return stored
+
+
+#: the new version's row, its content (sealed, or the storage driver's reference) the document's as just written
+_COPY_VERSION = sa.insert(DocumentVersion.__table__).from_select(
+    ["document_id", "version", "revision", "data", "storage_ref", "author", "changed_keys", "created_at"],
+    sa.select(Document.id, sa.bindparam("version", type_=sa.Integer), sa.bindparam("revision", type_=sa.Integer),
+              Document.__table__.c.data, Document.storage_ref, sa.bindparam("author", type_=sa.String),
+              sa.bindparam("changed_keys", type_=DocumentVersion.__table__.c.changed_keys.type),
+              sa.bindparam("created_at", type_=DocumentVersion.__table__.c.created_at.type))
+    .where(Document.id == sa.bindparam("document_id")))
 
 
 def delete_at(environment_id, level_paths, author=None):

@@ -27,9 +27,9 @@ class DocumentView:
         self._staged_changes = None  # the session's, read once (``_staged``)
         self._heads_read = None  # ``_heads``
 
-    def document(self, with_data=True):
-        """The stored document, or None."""
-        return document_obj.find(self.environment.id, self.resource.id, self.path, self.kind, with_data)
+    def document(self, with_data=True, for_write=False):
+        """The stored document, or None (``for_write``: read for a write, ``document.find``)."""
+        return document_obj.find(self.environment.id, self.resource.id, self.path, self.kind, with_data, for_write)
 
     def data(self, document):
         """The document's content as this request sees it, clear: the session's staged one, or the stored."""

@@ -5,6 +5,8 @@ settings, ``format: password`` / ``x-secret: true`` in the resource definition's
 ``content.schema``). Overrides are classified with their definition's schema too: they
 override the same keys. Everything here works on JSON pointers (RFC 6901) to leaves.
 """
+import json
+
 from nailgun_platform.public import classify, masking, pointers, sealing, secrets
 
 
@@ -31,9 +33,24 @@ def classifier(schemas):
     return lambda document: secret_pointers(document, schemas, patterns)
 
 
-def seal(resource, document):
-    """``document`` as it is stored: each secret leaf a Fernet token under the primary key."""
-    return sealing.seal(document, of(resource, document), secrets.keyset())
+def seal(resource, document, stored=None, tokens=None):
+    """``document`` as it is stored: each secret leaf a Fernet token under the primary key.
+
+    A leaf that the ``stored`` document (clear) holds with the same JSON text at the same place keeps its
+    token there (``tokens``: ``sealing.loads``'), when that token is under the primary key: a write encrypts
+    only the secrets it changes, and the stored rows tell no more than ``changed_keys`` does."""
+    keyset = secrets.keyset()
+    kept = None
+    if tokens:
+        def kept(pointer, text):
+            token = tokens.get(text)
+            if token is None or not keyset.is_current(token):
+                return None
+            before = pointers.get(stored, pointer, _ABSENT)
+            if before is _ABSENT or json.dumps(before, separators=(",", ":")).encode("utf-8") != text:
+                return None
+            return token
+    return sealing.seal(document, of(resource, document), keyset, kept)
 
 
 def unmask(resource, document, stored):

@@ -67,6 +67,7 @@ class KeySet:
         self._all = MultiFernet([Fernet(keys[n]) for n in order])
         # of the keys, not of the set: no reference cycle keeps an old set's keys alive once it is replaced
         self._remembered = functools.lru_cache(maxsize=REMEMBERED)(functools.partial(_opened, self._all, path))
+        self._encrypted = set()  # tokens this set encrypted (``is_current`` without a decryption), at most REMEMBERED
 
     def roles(self):
         """``[(number, "staged" | "old" | "primary")]``, what a command shows an operator."""
@@ -75,7 +76,11 @@ class KeySet:
 
     def encrypt(self, data):
         """A Fernet token (ASCII text, for a JSON document) of ``data`` (bytes) under the primary key."""
-        return self._primary.encrypt(data).decode("ascii")
+        token = self._primary.encrypt(data).decode("ascii")
+        if len(self._encrypted) >= REMEMBERED:
+            self._encrypted.clear()
+        self._encrypted.add(token)
+        return token
 
     def decrypt(self, token):
         """The bytes ``token`` holds, whichever key of the set encrypted it.
@@ -93,7 +98,10 @@ class KeySet:
         return _opened(self._all, self.path, token)
 
     def is_current(self, token):
-        """Whether ``token`` is already encrypted with the primary key (re-encryption skips it)."""
+        """Whether ``token`` is already encrypted with the primary key (re-encryption skips it): at once for a token
+        this set encrypted (a write keeps the tokens of the secrets it does not change)."""
+        if token in self._encrypted:
+            return True
         try:
             self._primary.decrypt(_token_bytes(token, self.path))
         except (InvalidToken, UndecryptableValue):

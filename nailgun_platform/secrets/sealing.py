@@ -19,15 +19,17 @@ def is_sealed(value):
     return type(value) is dict and len(value) == 1 and type(value.get(MARKER)) is str
 
 
-def seal(document, secret, keyset):
+def seal(document, secret, keyset, kept=None):
     """A copy of ``document`` with the leaf at each pointer of ``secret`` sealed under the primary key.
 
-    Pointers the document does not have are skipped; a leaf already sealed stays as it is.
+    Pointers the document does not have are skipped; a leaf already sealed stays as it is. ``kept(pointer,
+    text)``, when given, names a token to keep for the leaf whose JSON text (bytes) is ``text`` there (one the
+    stored version holds for the same value at the same place, under the primary key), or None: encrypted anew.
     Only the objects and lists on the way to a sealed leaf are copied; the rest is shared with
     ``document``, which stays as it was.
     """
     if "" in secret:  # the whole document is the one secret leaf
-        return document if is_sealed(document) else {MARKER: _token(document, keyset)}
+        return document if is_sealed(document) else {MARKER: _token(document, keyset, kept, "")}
     if not secret or not isinstance(document, (dict, list)):
         return document
     root = _shallow_copy(document)
@@ -39,12 +41,17 @@ def seal(document, secret, keyset):
         container, token = parent
         value = container[token]
         if not is_sealed(value):
-            container[token] = {MARKER: _token(value, keyset)}
+            container[token] = {MARKER: _token(value, keyset, kept, pointer)}
     return root
 
 
-def _token(value, keyset):
-    return keyset.encrypt(json.dumps(value, separators=(",", ":")).encode("utf-8"))
+def _token(value, keyset, kept=None, pointer=None):
+    text = json.dumps(value, separators=(",", ":")).encode("utf-8")
+    if kept is not None:
+        found = kept(pointer, text)
+        if found is not None:
+            return found
+    return keyset.encrypt(text)
 
 
 def _shallow_copy(container):
@@ -69,16 +76,23 @@ def _copied_parent(pointer, copied):
     return None if key is None else (container, key)
 
 
-def loads(text, keyset):
+def loads(text, keyset, tokens=None):
     """The JSON document ``text`` with every sealed leaf opened, parsed in one pass: the parser hands each
     object it builds to ``opened`` (only when the text has a marker at all; a stored document is written
-    by ``json.dumps`` or PostgreSQL, which never escape the marker's ASCII letters)."""
+    by ``json.dumps`` or PostgreSQL, which never escape the marker's ASCII letters).
+
+    ``tokens``, a dict, receives ``{a sealed leaf's JSON text (bytes): its token}`` (None for a text several
+    leaves hold): what a write needs to keep the tokens of the secrets it leaves as they were (``seal``)."""
     if MARKER not in text:
         return json.loads(text)
 
     def opened(mapping):
         if len(mapping) == 1 and type(mapping.get(MARKER)) is str:
-            return json.loads(keyset.decrypt(mapping[MARKER]).decode("utf-8"))
+            token = mapping[MARKER]
+            clear = keyset.decrypt(token)
+            if tokens is not None:
+                tokens[clear] = None if clear in tokens else token
+            return json.loads(clear.decode("utf-8"))
         return mapping
 
     return json.loads(text, object_hook=opened)

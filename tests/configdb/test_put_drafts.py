@@ -1,7 +1,9 @@
-"""A PUT drafts its new version before it locks the environment (``api.documents.ConfigDocumentHandler.PUT``):
-what another worker commits in between is seen under the lock, and the version drafted again from it; writers of
-different documents, of one environment or several, keep every version and revision."""
+"""A write (PUT, JSON patch, keys operation, revert) drafts its new version before it locks the environment
+(``api.documents.drafted_write``): what another worker commits in between is seen under the lock, and the version
+drafted again from it; writers of different documents, of one environment or several, keep every version and
+revision."""
 import concurrent.futures
+import json
 
 import pytest
 import requests
@@ -32,7 +34,10 @@ def _written_meanwhile(monkeypatch, write):
     def draft(self, *args, **kwargs):
         result = drafted(self, *args, **kwargs)
         if not done:
-            done.append(write())
+            try:  # a write drafted under the lock would hold the other worker up: it times out
+                done.append(write())
+            except requests.Timeout:
+                done.append("timed out")
         return result
     monkeypatch.setattr(document_view.DocumentView, "draft", draft)
     return done
@@ -73,6 +78,56 @@ def test_a_document_created_meanwhile_is_written_over_not_twice(cdb, server, mon
     cdb.put(env, rid, {"mine": 1}, levels="nodes/n1/")
     history = cdb.app.get(cdb.url(env, rid, "nodes/n1/") + "/history").json
     assert [(h["version"], h["changed_keys"]) for h in history] == [(1, ["/theirs"]), (2, ["/theirs", "/mine"])]
+
+
+#: each write, from {"a": 1, "password": "first"} stored as version 1 while another worker stored
+#: {"a": 2, "b": 2, "password": "other"} as version 2: (method, path, body, answer, what it stores, its changed keys)
+WRITES = {
+    "patch": ("PATCH", "", [{"op": "replace", "path": "/a", "value": 3}], 204,
+              {"a": 3, "b": 2, "password": "other"}, ["/a"]),
+    "keys set": ("PATCH", "/keys/set", [["a", 3]], 204, {"a": 3, "b": 2, "password": "other"}, ["/a"]),
+    "keys delete": ("PUT", "/keys/delete", [["a"]], 204, {"b": 2, "password": "other"}, ["/a"]),
+    "revert": ("POST", "/revert", {"version": 1}, 201, {"a": 1, "password": "first"}, ["/a", "/b", "/password"]),
+}
+
+
+def _media_type(method, path):
+    return "application/json-patch+json" if (method, path) == ("PATCH", "") else "application/json"
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_every_write_drafts_before_the_lock_and_again_over_what_was_committed_meanwhile(cdb, server, monkeypatch,
+                                                                                       write):
+    method, path, body, status, stored, changed = WRITES[write]
+    rid = cdb.component("c", ["r"])["resource_definitions"][0]["id"]
+    env = cdb.environment(["c"])["id"]
+    cdb.put(env, rid, {"a": 1, "password": "first"})
+    url = "{0}/environments/{1}/resources/{2}/values".format(server, env, rid)
+    done = _written_meanwhile(monkeypatch, lambda: requests.put(
+        url, json={"a": 2, "b": 2, "password": "other"}, timeout=10).status_code)
+    cdb.app.request(cdb.url(env, rid) + path, method=method, body=json.dumps(body).encode(),
+                    content_type=_media_type(method, path), status=status)
+    assert done == [204]
+    history = cdb.app.get(cdb.url(env, rid) + "/history").json
+    assert [(h["version"], h["revision"]) for h in history] == [(1, 1), (2, 2), (3, 3)]
+    assert history[2]["changed_keys"] == changed  # against the other worker's version
+    assert cdb.get(env, rid).json == stored
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_every_write_checks_if_match_again_against_what_was_committed_meanwhile(cdb, server, monkeypatch, write):
+    method, path, body, _, _, _ = WRITES[write]
+    rid = cdb.component("c", ["r"])["resource_definitions"][0]["id"]
+    env = cdb.environment(["c"])["id"]
+    cdb.put(env, rid, {"a": 1, "password": "first"})
+    tag = cdb.get(env, rid).headers["ETag"]
+    url = "{0}/environments/{1}/resources/{2}/values".format(server, env, rid)
+    done = _written_meanwhile(monkeypatch, lambda: requests.put(
+        url, json={"a": 2, "b": 2, "password": "other"}, timeout=10).status_code)
+    cdb.app.request(cdb.url(env, rid) + path, method=method, body=json.dumps(body).encode(),
+                    content_type=_media_type(method, path), headers={"If-Match": tag}, status=412)
+    assert done == [204]
+    assert cdb.get(env, rid).json == {"a": 2, "b": 2, "password": "other"}
 
 
 def _put_versions(url, writer):

@@ -1,11 +1,13 @@
 """SQL statements per request do not grow with depth, nodes, versions or list sizes."""
+import json
 import threading
 import time
 
 import pytest
+import sqlalchemy as sa
 
 from nailgun_platform import read_cache
-from tests.configdb.conftest import API, read_cache_of
+from tests.configdb.conftest import API, STORAGE, read_cache_of
 
 
 def _count(query_counter, call):
@@ -259,3 +261,31 @@ def test_a_failed_read_of_the_state_is_leased_too_and_the_application_answers(cd
 
 
 THREADS = 16
+
+
+@pytest.mark.skipif(STORAGE != "sql", reason="the git driver keeps the content in its repository")
+def test_a_put_sends_the_content_to_the_database_once(cdb, migrated_db):
+    """The new version's row is copied from the document's by the database (``document._COPY_VERSION``): a write
+    serializes and sends its content once, not once per row."""
+    rid = cdb.component("c", ["r"])["resource_definitions"][0]["id"]
+    env = cdb.environment(["c"])["id"]
+    sent = []
+
+    def record(_conn, _cursor, _statement, parameters, *_args):
+        for each in parameters if isinstance(parameters, list) else [parameters]:
+            values = each.values() if isinstance(each, dict) else each or ()
+            texts = [json.dumps(getattr(value, "obj", None)) if hasattr(value, "obj") else str(value)
+                     for value in values]  # psycopg wraps JSON in ``Jsonb(obj)``
+            sent.extend(text for text in texts if "x" * 1000 in text)
+    sa.event.listen(migrated_db[0], "before_cursor_execute", record)
+    try:
+        for number in range(3):  # a new document, then new versions of it
+            cdb.put(env, rid, {"big": "x" * 5000, "number": number, "password": "p{0}".format(number)})
+    finally:
+        sa.event.remove(migrated_db[0], "before_cursor_execute", record)
+    assert len(sent) == 3, sent
+    history = cdb.app.get(cdb.url(env, rid) + "/history").json
+    assert [h["version"] for h in history] == [1, 2, 3]
+    for version in (1, 2, 3):
+        assert cdb.app.get(cdb.url(env, rid) + "?version={0}".format(version)).json == {
+            "big": "x" * 5000, "number": version - 1, "password": "p{0}".format(version - 1)}
