@@ -56,6 +56,17 @@ from nailgun_platform.client.fuel_ext import main
 sys.exit(main())
 """
 
+#: ``fuel-ext`` as it was before issue 27's batch route: one PUT per document (as against a server without it)
+SINGLE_PUTS = """import sys
+from nailgun_ext_configdb.cli import upload
+def no_batches(items, encode):
+    raise upload.NoBatchRoute()
+    yield
+upload.in_batches = no_batches
+from nailgun_platform.client.fuel_ext import main
+sys.exit(main())
+"""
+
 
 def fixture(name):
     with open(FIXTURES / (name + ".yaml")) as stream:
@@ -202,12 +213,16 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, nargs="+", default=[4], help="fuel-ext's --jobs: one way for each value")
     parser.add_argument("--before", action="store_true",
                         help="also time the command as it was before issue 27 (libyaml's loader), first --jobs")
+    parser.add_argument("--single-puts", action="store_true",
+                        help="also time one PUT per document (the command before the batch route), first --jobs")
     parser.add_argument("--reference", action="store_true",
                         help="also time the pure-Python loader with one PUT at a time (before issue 14)")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds of every way")
     parser.add_argument("--pg-url", help="a PostgreSQL URL whose user may create databases; default SQLite")
     args = parser.parse_args(argv)
     ways = {"libyaml events, --jobs {0}".format(jobs): (jobs, None) for jobs in args.jobs}
+    if args.single_puts:
+        ways["one PUT per document, --jobs {0}".format(args.jobs[0])] = (args.jobs[0], SINGLE_PUTS)
     if args.before:
         ways["before issue 27: loader, --jobs {0}".format(args.jobs[0])] = (args.jobs[0], BEFORE)
     if args.reference:
