@@ -10,13 +10,15 @@ tests/configdb_clients/fixtures/hiera). Every node's documents have the same siz
 should grow linearly in N. The command is timed as a user runs it (a new process: Python's start and imports
 included), with the CPU seconds it took (its parsing processes included) and those the server took meanwhile.
 
-Each ``--jobs`` value given is one way. ``--before`` also times the command as it was before issue 27 (libyaml's
-loader composing and constructing every document), ``--reference`` as it was before issue 14 (PyYAML's
-pure-Python loader, one PUT at a time). The ways run in ``--rounds`` interleaved rounds (the order turned each
-round); each round prints every way's time and its ratio to the first way's.
+Each ``--jobs`` value given is one way. ``--single-puts`` also times the command with one PUT per document, as it
+uploads to a server without the batch route (and as it did before issue 27's batches); ``--before`` also times the
+command as it was before issue 27 (libyaml's loader composing and constructing every document), ``--reference``
+as it was before issue 14 (PyYAML's pure-Python loader, one PUT at a time). The ways run in ``--rounds``
+interleaved rounds (the order turned each round); each round prints every way's time and its ratio to the first
+way's.
 
-    python benchmarks/config_upload.py [--nodes 200] [--jobs 4] [--before] [--reference] [--rounds 2] \\
-        [--pg-url postgresql+psycopg://USER:PASSWORD@127.0.0.1/postgres]
+    python benchmarks/config_upload.py [--nodes 200] [--jobs 4] [--single-puts] [--before] [--reference] \\
+        [--rounds 2] [--pg-url postgresql+psycopg://USER:PASSWORD@127.0.0.1/postgres]
 """
 import argparse
 import contextlib

@@ -5,9 +5,10 @@ the extension: ``astute.yaml`` → ``astute``, ``override/plugins.yaml`` →
 ``override/plugins``, ``override/configuration/role.yaml`` → ``override/configuration/role``.
 Everything is parsed before the first request, so a malformed file uploads nothing: with
 libyaml when PyYAML has it, the node directories of ``config upload env`` in a process per core,
-then the PUTs go ``--jobs`` at a time.
+then the documents go in batches of whole nodes (``POST .../documents``: one request, one transaction and one
+revision for many documents), or one PUT each, ``--jobs`` at a time, to a server without the batch route.
 The component, its resource definitions and the environment are created when missing;
-an unchanged file makes no new version (the server keeps equal PUTs as they are).
+an unchanged file makes no new version (the server keeps equal documents as they are).
 """
 import argparse
 import concurrent.futures
@@ -27,7 +28,7 @@ from nailgun_ext_configdb.cli.paths import NODE_LEVEL, ROOT, ConfigDBError, reso
 
 COMPONENT = "fuel"
 DEFAULT_DIR = "/etc/hiera"
-#: PUTs under way at once: enough to keep the server busy while the client encodes the next bodies
+#: PUTs under way at once (without batches): enough to keep the server busy while the client encodes the next bodies
 JOBS = 4
 #: requests' connection pool keeps 10 connections per host; more threads would open and drop extra ones
 MAX_JOBS = 10
@@ -430,8 +431,9 @@ def jobs_count(text):
 
 def add_jobs_option(parser):
     parser.add_argument("-j", "--jobs", type=jobs_count, default=JOBS, metavar="N",
-                        help="PUTs under way at once, and the most processes parsing node directories (one per "
-                             "core at most); default %(default)s, at most {0}".format(MAX_JOBS))
+                        help="requests under way at once (batches: at most {1}), and the most processes parsing node "
+                             "directories (one per core at most); default %(default)s, at most {0}".format(
+                                 MAX_JOBS, BATCHES_AT_ONCE))
 
 
 class Progress:
