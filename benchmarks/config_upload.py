@@ -10,13 +10,15 @@ tests/configdb_clients/fixtures/hiera). Every node's documents have the same siz
 should grow linearly in N. The command is timed as a user runs it (a new process: Python's start and imports
 included), with the CPU seconds it took (its parsing processes included) and those the server took meanwhile.
 
-Each ``--jobs`` value given is one way. ``--before`` also times the command as it was before issue 27 (libyaml's
-loader composing and constructing every document), ``--reference`` as it was before issue 14 (PyYAML's
-pure-Python loader, one PUT at a time). The ways run in ``--rounds`` interleaved rounds (the order turned each
-round); each round prints every way's time and its ratio to the first way's.
+Each ``--jobs`` value given is one way. ``--single-puts`` also times the command with one PUT per document, as it
+uploads to a server without the batch route (and as it did before issue 27's batches); ``--before`` also times the
+command as it was before issue 27 (libyaml's loader composing and constructing every document), ``--reference``
+as it was before issue 14 (PyYAML's pure-Python loader, one PUT at a time). The ways run in ``--rounds``
+interleaved rounds (the order turned each round); each round prints every way's time and its ratio to the first
+way's.
 
-    python benchmarks/config_upload.py [--nodes 200] [--jobs 4] [--before] [--reference] [--rounds 2] \\
-        [--pg-url postgresql+psycopg://USER:PASSWORD@127.0.0.1/postgres]
+    python benchmarks/config_upload.py [--nodes 200] [--jobs 4] [--single-puts] [--before] [--reference] \\
+        [--rounds 2] [--pg-url postgresql+psycopg://USER:PASSWORD@127.0.0.1/postgres]
 """
 import argparse
 import contextlib
@@ -52,6 +54,17 @@ from nailgun_ext_configdb.cli import plain_yaml
 def composed(stream, loader):
     raise plain_yaml.Unusual
 plain_yaml.load = composed
+from nailgun_platform.client.fuel_ext import main
+sys.exit(main())
+"""
+
+#: ``fuel-ext`` as it was before issue 27's batch route: one PUT per document (as against a server without it)
+SINGLE_PUTS = """import sys
+from nailgun_ext_configdb.cli import upload
+def no_batches(items, encode):
+    raise upload.NoBatchRoute()
+    yield
+upload.in_batches = no_batches
 from nailgun_platform.client.fuel_ext import main
 sys.exit(main())
 """
@@ -202,12 +215,16 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, nargs="+", default=[4], help="fuel-ext's --jobs: one way for each value")
     parser.add_argument("--before", action="store_true",
                         help="also time the command as it was before issue 27 (libyaml's loader), first --jobs")
+    parser.add_argument("--single-puts", action="store_true",
+                        help="also time one PUT per document (the command before the batch route), first --jobs")
     parser.add_argument("--reference", action="store_true",
                         help="also time the pure-Python loader with one PUT at a time (before issue 14)")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds of every way")
     parser.add_argument("--pg-url", help="a PostgreSQL URL whose user may create databases; default SQLite")
     args = parser.parse_args(argv)
     ways = {"libyaml events, --jobs {0}".format(jobs): (jobs, None) for jobs in args.jobs}
+    if args.single_puts:
+        ways["one PUT per document, --jobs {0}".format(args.jobs[0])] = (args.jobs[0], SINGLE_PUTS)
     if args.before:
         ways["before issue 27: loader, --jobs {0}".format(args.jobs[0])] = (args.jobs[0], BEFORE)
     if args.reference:

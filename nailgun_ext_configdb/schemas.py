@@ -77,3 +77,48 @@ REVERT = {
 JSON_PATCH = patching.BODY
 #: the media types a JSON patch of a document is sent as (seed 000's name too); others: 415
 JSON_PATCH_MEDIA_TYPES = ["application/json-patch+json", "application/env-model-json-patch"]
+
+#: the most documents one batch writes (``api.document_batches``); more: 413, as a body over ``MAX_REQUEST_BODY``
+MAX_BATCH_DOCUMENTS = 1000
+#: the levels of a batch around each document (the body, its list, the item), not counted in the document's depth
+BATCH_NESTING = 3
+#: a level path as a document's URL names it (``nodes/1/``, or empty for the environment level), with or without
+#: the slashes around it, as the change feed shows it (``/nodes/1/``)
+LEVEL_PATH = {"type": "string", "maxLength": 1024, "pattern": "^/?(?:[^/\\x00]+/[^/\\x00]+(?:/|$))*$"}
+
+BATCH_ITEM = {
+    "type": "object",
+    "properties": {
+        "level": LEVEL_PATH,
+        "resource": {"anyOf": [ID, NAME]},
+        "kind": {"enum": ["values", "overrides", "override"]},
+        "data": DOCUMENT,
+        "if_match": {"type": "string", "minLength": 1, "maxLength": 8192},
+    },
+    "required": ["resource", "data"],
+    "additionalProperties": False,
+}
+
+#: many documents of one environment, each what one PUT of it says (``kind`` values unless given, ``level`` the
+#: environment's unless given, ``if_match`` that PUT's If-Match)
+DOCUMENT_BATCH = {
+    "type": "object",
+    "properties": {"documents": {"type": "array", "items": BATCH_ITEM,
+                                 "description": "at most {0} (413 beyond)".format(MAX_BATCH_DOCUMENTS)}},
+    "required": ["documents"],
+    "additionalProperties": False,
+}
+
+#: a batch's answer: the environment's revision (the one every written document shares), and each document's
+WRITTEN_DOCUMENT = {
+    "type": "object",
+    "properties": {"level": {"type": "string"}, "resource": ID, "resource_name": {"type": "string"},
+                   "kind": {"enum": ["values", "overrides"]}, "version": ID, "changed": {"type": "boolean"}},
+    "required": ["level", "resource", "resource_name", "kind", "version", "changed"],
+}
+DOCUMENT_BATCH_ANSWER = {
+    "type": "object",
+    "properties": {"revision": {"type": "integer", "minimum": 0}, "written": {"type": "integer", "minimum": 0},
+                   "documents": {"type": "array", "items": WRITTEN_DOCUMENT}},
+    "required": ["revision", "written", "documents"],
+}

@@ -41,8 +41,9 @@ def content_length(environ):
     return int(length)
 
 
-def decode_json(data):
-    """A request body as JSON, refused (400) when empty, malformed or not storable everywhere.
+def decode_json(data, wrapped=0):
+    """A request body as JSON, refused (400) when empty, malformed or not storable everywhere (``wrapped``:
+    as ``check_storable``).
 
     NaN and Infinity are not JSON (RFC 8259), and neither is an unpaired surrogate, escaped
     or as raw bytes; PostgreSQL refuses all three, so they are refused here, for every database
@@ -59,23 +60,24 @@ def decode_json(data):
             json.dumps(result, ensure_ascii=False).encode("utf-8")
     except (ValueError, UnicodeError, RecursionError):
         raise errors.InvalidData("Invalid json received")
-    return check_storable(result)
+    return check_storable(result, wrapped)
 
 
 def _refuse_constant(name):
     raise ValueError(name)
 
 
-def check_storable(data):
+def check_storable(data, wrapped=0):
     """``data`` when every database stores it as it is: finite numbers, no NUL, at most MAX_DEPTH deep,
-    no key ``$fernet`` (it marks an encrypted value, ``secrets.sealing``).
+    no key ``$fernet`` (it marks an encrypted value, ``secrets.sealing``). ``wrapped``: the levels around the
+    values ``data`` carries (a batch of documents: its object, list and items), which do not count in the depth.
 
     A number too large for a float (1e400) decodes as Infinity, which no answer may carry.
     Walks one nesting level at a time, without recursion (a deep document cannot exhaust the
     stack); every write of a large document passes here, so each level is one flat loop that tests
     exact types first.
     """
-    level, depth = [[data]], -1  # the document is the one item of a list around it
+    level, depth = [[data]], -1 - wrapped  # the document is the one item of a list around it
     while level:
         if depth >= MAX_DEPTH:
             raise errors.InvalidData("Values must not nest deeper than {0} levels".format(MAX_DEPTH))

@@ -288,6 +288,13 @@ def targeted(campaign):
             answer = call("PUT", values, sent, template=DOCUMENT)
             if answer is not None and answer.status_code == 204:
                 campaign.check_stored(values, sent)
+    # 3 through a batch: each document reads back as sent
+    batch = "/config/environments/{0}/documents".format(env)
+    for sent in ({"debug": 1}, {"debug": True}, {"n": 1.0}):
+        answer = call("POST", batch, {"documents": [{"resource": resource, "data": sent}]},
+                      template="/config/environments/<environment_id>/documents")
+        if answer is not None and answer.status_code == 200:
+            campaign.check_stored(values, sent)
     # 8: raw surrogate bytes, a /32 CIDR, an object as a bond slave's name, an empty resource definition
     call("PUT", "/clusters/{0}".format(cluster), {"name": "fuzz" + SURROGATE}, template="/clusters/<cluster_id>",
          poisoned=True)

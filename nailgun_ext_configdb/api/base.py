@@ -22,8 +22,9 @@ def _tags(header):
     return [tag.strip() for tag in header.split(",") if tag.strip()]
 
 
-def check_if_match(current):
-    header = web.ctx.env.get("HTTP_IF_MATCH")
+def check_if_match(current, header=None):
+    """412 unless ``header`` (the request's If-Match unless given) has the ETag of ``current``, or ``*``."""
+    header = web.ctx.env.get("HTTP_IF_MATCH") if header is None else header
     if header is None:
         return
     tags = _tags(header)

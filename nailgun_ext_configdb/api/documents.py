@@ -82,12 +82,8 @@ class Target:
         return {"message": "Use the resource id: {0}".format(location), "errors": []}
 
     def check_if_match(self, document):
-        """412 unless If-Match has the ETag of ``document`` as this identity reads it (masked or not, staged
-        or not)."""
-        current = self.view.data(document)
-        if not sees_secrets():
-            current = secrets.masked(current, secrets.of(self.view.resource, current))
-        check_if_match(self.view.tagged(current))
+        """``check_view_if_match`` of the request's If-Match."""
+        check_view_if_match(self.view, document)
 
     def effective_tag(self, params, holding):
         """A strong ETag of an effective GET, from the versions it merges rather than its body.
@@ -100,6 +96,18 @@ class Target:
         """
         state = [web.ctx.path, sorted(params.items()), sees_secrets(), holding] + self.view.effective_state()
         return etag(canonical(self.view.tagged(state)))
+
+
+def check_view_if_match(view, document, header=None):
+    """412 unless ``header`` (the request's If-Match unless given) has the ETag of ``document`` as this identity
+    reads it in ``view`` (masked or not, staged or not)."""
+    header = web.ctx.env.get("HTTP_IF_MATCH") if header is None else header
+    if header is None:
+        return
+    current = view.data(document)
+    if not sees_secrets():
+        current = secrets.masked(current, secrets.of(view.resource, current))
+    check_if_match(view.tagged(current), header)
 
 
 def version_to_dict(stored):

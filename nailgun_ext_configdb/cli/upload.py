@@ -5,12 +5,15 @@ the extension: ``astute.yaml`` → ``astute``, ``override/plugins.yaml`` →
 ``override/plugins``, ``override/configuration/role.yaml`` → ``override/configuration/role``.
 Everything is parsed before the first request, so a malformed file uploads nothing: with
 libyaml when PyYAML has it, the node directories of ``config upload env`` in a process per core,
-then the PUTs go ``--jobs`` at a time.
+then the documents go in batches of whole nodes (``POST .../documents``: one request, one transaction and one
+revision for many documents), or one PUT each, ``--jobs`` at a time, to a server without the batch route.
 The component, its resource definitions and the environment are created when missing;
-an unchanged file makes no new version (the server keeps equal PUTs as they are).
+an unchanged file makes no new version (the server keeps equal documents as they are).
 """
 import argparse
 import concurrent.futures
+import itertools
+import json
 import os
 import sys
 import threading
@@ -25,15 +28,23 @@ from nailgun_ext_configdb.cli.paths import NODE_LEVEL, ROOT, ConfigDBError, reso
 
 COMPONENT = "fuel"
 DEFAULT_DIR = "/etc/hiera"
-#: PUTs under way at once: enough to keep the server busy while the client encodes the next bodies
+#: PUTs under way at once (without batches): enough to keep the server busy while the client encodes the next bodies
 JOBS = 4
 #: requests' connection pool keeps 10 connections per host; more threads would open and drop extra ones
 MAX_JOBS = 10
 #: node directories per process parsing them: an environment of a few nodes is read in this one
 DIRECTORIES_PER_PROCESS = 8
 TIMESTAMP = "tag:yaml.org,2002:timestamp"
-#: times a PUT is sent again after a 503 with Retry-After, and the longest wait for each
+#: times a request is sent again after a 503 with Retry-After, and the longest wait for each
 BUSY_RETRIES, BUSY_WAIT = 3, 10
+#: the most documents and bytes of one batch (``POST .../documents``; the server's limits are 1,000 documents and
+#: its ``MAX_REQUEST_BODY``, 10 MB by default: a lower one answers 413, and the batch is sent again in halves):
+#: small enough that a batch holds the environment's lock well under a second, large enough that a request's own
+#: cost (authentication, the request log, a transaction and its commit) is spread over many documents
+BATCH_DOCUMENTS, BATCH_BYTES = 100, 2 * 1024 * 1024
+#: batches under way at once: one stored while the next is sent and decoded (they take the environment's lock in
+#: turn, so more would only wait, and could outwait the client's timeout)
+BATCHES_AT_ONCE = 2
 
 
 def without_timestamps(loader):
@@ -159,6 +170,8 @@ class Uploader:
         self.jobs = jobs
         self.definition_ids = {}
         self.linked = False
+        #: whether documents go in batches: until the server shows it has no batch route
+        self.batches = True
 
     def prepare(self, names):
         component = self._component(names)
@@ -235,49 +248,120 @@ class Uploader:
         return environment
 
     def upload(self, nodes, done=None):
-        """PUTs the data sources of ``nodes`` (``{node: {data source: mapping}}``, a node named as given: the
-        server decides what it names), in that order.
+        """Writes the data sources of ``nodes`` (``{node: {data source: mapping}}``, a node named as given: the
+        server decides what it names), in that order: in batches (``in_batches``, each all or nothing), ``jobs`` at
+        a time, or one PUT per document from a server without the batch route.
 
-        ``done(node)`` is called, in order, when a node's PUTs and those of every node before it have
-        answered. After a failure no new PUT starts, those under way finish, and the first failure in that
+        ``done(node)`` is called, in order, when a node's documents and those of every node before it are
+        written. After a failure no new request starts, those under way finish, and the first failure in that
         order is raised once ``done`` has been called for the nodes before it: what one PUT at a time did,
-        but for the PUTs that were already under way.
+        but for the requests that were already under way.
         """
+        items = [(node, name, data) for node, sources in nodes.items() for name, data in sorted(sources.items())]
+        if self.batches:
+            try:
+                return self._in_order(in_batches(items, self._batch_item), self._batch, done, probe=True,
+                                      at_once=min(self.jobs, BATCHES_AT_ONCE))
+            except NoBatchRoute:
+                self.batches = False  # a server without the route: each document's own PUT
+        self._in_order(([item] for item in items), self._put_one, done)
+
+    def _in_order(self, groups, send, done, probe=False, at_once=None):
+        """``send(group)`` for each of ``groups`` (lists of ``(node, data source, mapping)``, in order, made while
+        the first are sent), ``at_once`` (``jobs``) at a time (with ``probe``, the first alone: its answer tells
+        whether the others can go the same way); ``done`` of each node once its groups and every one before them
+        are sent (``upload``)."""
         stop = threading.Event()
 
-        def put(url, data):
+        def sending(group):
             if stop.is_set():
                 return
             try:
-                self._put(url, data)
+                send(group)
             except BaseException:
                 stop.set()
                 raise
 
-        pool = concurrent.futures.ThreadPoolExecutor(self.jobs, thread_name_prefix="config-upload")
+        pool = concurrent.futures.ThreadPoolExecutor(at_once or self.jobs, thread_name_prefix="config-upload")
         try:
-            answers = [(node, [pool.submit(put, self._values_url(node, name), data)
-                               for name, data in sorted(sources.items())])
-                       for node, sources in nodes.items()]
-            for node, puts in answers:
-                for answer in puts:
+            answers = []
+            for group in groups:
+                if stop.is_set():
+                    break
+                answers.append((group, pool.submit(sending, group)))
+                if probe and len(answers) == 1:
+                    concurrent.futures.wait([answers[0][1]])
+            done = done or (lambda node: None)
+            pending = None  # the last node of the groups answered: its documents may go on in the next group
+            for group, answer in answers:
+                nodes = list(dict.fromkeys(node for node, _, _ in group))
+                if pending is not None and pending != nodes[0]:
+                    done(pending)
+                try:
                     answer.result()
-                if done:
+                except APIError as exc:  # a batch whose documents before the refused one were written one by one
+                    written = {node for node, _, _ in group[:getattr(exc, "written", 0)]}
+                    for node in nodes:
+                        if node in written and not any(item[0] == node for item in group[exc.written:]):
+                            done(node)
+                    raise
+                for node in nodes[:-1]:
                     done(node)
+                pending = nodes[-1]
+            if pending is not None:
+                done(pending)
         except BaseException:
-            stop.set()  # a failure, or Ctrl-C: the PUTs not started yet are not sent
+            stop.set()  # a failure, or Ctrl-C: the requests not started yet are not sent
             raise
         finally:
             pool.shutdown(cancel_futures=True)
 
-    def _put(self, url, data):
-        """The PUT, sent again (at most ``BUSY_RETRIES`` times) while the server answers 503 with ``Retry-After``:
-        busy for a moment (an equal PUT sent again makes no new version). An upload with HTTP Basic that outlasts
-        the server's cache of checked credentials sends several PUTs needing a password check at once, more than
-        it checks at a time."""
+    def _put_one(self, group):
+        (node, name, data), = group
+        self._retried(self.client.put, self._values_url(node, name), data)
+
+    def _batch_item(self, node, name, data):
+        """One document of a batch as JSON bytes: the node's level and the data source's id."""
+        return json.dumps({"level": "{0}/{1}".format(NODE_LEVEL, node), "resource": self.definition_ids[name],
+                           "data": data}).encode("utf-8")
+
+    def _batch(self, group):
+        """POSTs one batch; NoBatchRoute when the server has none (404 not naming an item, 405). A batch the
+        server finds too large (413: its ``MAX_REQUEST_BODY`` is lower) is sent again in halves. A batch refused
+        otherwise wrote nothing: its documents are sent again one PUT each, in order, so that those before the
+        refused one are written and the refusal is that document's own, as one PUT at a time did."""
+        body = b'{"documents": [' + b", ".join(group.encoded) + b"]}"
+        try:
+            self._retried(self.client.post, ROOT + "environments/{0}/documents".format(self.env), body)
+        except APIError as exc:
+            if exc.status == 413 and len(group) > 1:
+                half = len(group) // 2
+                for offset, part in ((0, group.part(0, half)), (half, group.part(half, len(group)))):
+                    try:
+                        self._batch(part)
+                    except APIError as refused:
+                        refused.written = getattr(refused, "written", 0) + offset
+                        raise
+                return
+            if exc.status in (404, 405) and _refused_item(exc) is None:
+                raise NoBatchRoute()
+            if exc.status is None or not 400 <= exc.status < 500:
+                raise
+            for index, item in enumerate(group):
+                try:
+                    self._put_one([item])
+                except APIError as refused:
+                    refused.written = index  # the documents of the batch written before it (``_in_order``)
+                    raise
+
+    def _retried(self, send, url, data):
+        """``send(url, data)``, sent again (at most ``BUSY_RETRIES`` times) while the server answers 503 with
+        ``Retry-After``: busy for a moment (an equal document sent again makes no new version). An upload with HTTP
+        Basic that outlasts the server's cache of checked credentials sends several requests needing a password
+        check at once, more than it checks at a time."""
         for attempt in range(BUSY_RETRIES + 1):
             try:
-                return self.client.put(url, data)
+                return send(url, data)
             except APIError as exc:
                 if exc.status != 503 or exc.retry_after is None or attempt == BUSY_RETRIES:
                     raise
@@ -285,6 +369,57 @@ class Uploader:
 
     def _values_url(self, node, name):
         return resource_path(self.env, [(NODE_LEVEL, node)], self.definition_ids[name])
+
+
+class NoBatchRoute(Exception):
+    """The server has no batch route (older than it): nothing was written."""
+
+
+def _refused_item(exc):
+    """The index of the batch's item a refusal names (``errors[0].item``), or None."""
+    try:
+        errors = json.loads(exc.body or "").get("errors")
+        item = errors[0]["item"] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else None
+    except (ValueError, AttributeError, KeyError):
+        return None
+    return item if isinstance(item, int) and not isinstance(item, bool) else None
+
+
+class Batch(list):
+    """Items ``(node, data source, mapping)`` of one batch, with each one's JSON (``encoded``)."""
+
+    def __init__(self, items=(), encoded=()):
+        super().__init__(items)
+        self.encoded = list(encoded)
+        self.size = sum(len(text) for text in self.encoded)
+
+    def add(self, item, text):
+        self.append(item)
+        self.encoded.append(text)
+        self.size += len(text)
+
+    def part(self, start, end):
+        return Batch(self[start:end], self.encoded[start:end])
+
+
+def in_batches(items, encode):
+    """``items`` in order, in batches of whole nodes of at most ``BATCH_DOCUMENTS`` documents and ``BATCH_BYTES``
+    (a node beyond either alone is cut), each item encoded once (``encode(node, data source, mapping)``) as its
+    batch is made."""
+    batch = Batch()
+    for _, node_items in itertools.groupby(items, key=lambda item: item[0]):
+        encoded = [(item, encode(*item)) for item in node_items]
+        size = sum(len(text) for _, text in encoded)
+        if batch and (len(batch) + len(encoded) > BATCH_DOCUMENTS or batch.size + size > BATCH_BYTES):
+            yield batch
+            batch = Batch()
+        for item, text in encoded:
+            if batch and (len(batch) >= BATCH_DOCUMENTS or batch.size + len(text) > BATCH_BYTES):
+                yield batch
+                batch = Batch()
+            batch.add(item, text)
+    if batch:
+        yield batch
 
 
 def jobs_count(text):
@@ -296,8 +431,9 @@ def jobs_count(text):
 
 def add_jobs_option(parser):
     parser.add_argument("-j", "--jobs", type=jobs_count, default=JOBS, metavar="N",
-                        help="PUTs under way at once, and the most processes parsing node directories (one per "
-                             "core at most); default %(default)s, at most {0}".format(MAX_JOBS))
+                        help="requests under way at once (batches: at most {1}), and the most processes parsing node "
+                             "directories (one per core at most); default %(default)s, at most {0}".format(
+                                 MAX_JOBS, BATCHES_AT_ONCE))
 
 
 class Progress:

@@ -87,10 +87,11 @@ class DocumentView:
         """Whether ``draft`` is still of the stored document (``document.Draft.current``)."""
         return draft.current(self.environment.id, self.resource.id, self.path, self.kind)
 
-    def store(self, draft, author):
+    def store(self, draft, author, revision=None):
         """Store ``draft``; the stored version, or None (nothing changed). ``author()``: whom the version is
-        recorded as written by, asked once every check has passed."""
-        return document_obj.store(self.environment, self.resource, self.path, self.kind, draft, author())
+        recorded as written by, asked once every check has passed; ``revision``: the environment's new revision
+        when the documents of one request share it (a batch), else each write bumps it."""
+        return document_obj.store(self.environment, self.resource, self.path, self.kind, draft, author(), revision)
 
     def effective_state(self):
         """What the effective values here are a function of, read without their content (one light

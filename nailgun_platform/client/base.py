@@ -81,9 +81,10 @@ class APIClient:
 
     def request(self, method, path, data=None, params=None, headers=None, raw=False, timeout=None):
         """The answer's JSON (None for an empty one), or with ``raw`` the response; ``timeout`` (seconds)
-        replaces the client's for this request (a long poll waits longer than ``HTTP_TIMEOUT``)."""
+        replaces the client's for this request (a long poll waits longer than ``HTTP_TIMEOUT``). ``data`` as
+        ``bytes`` is JSON encoded already (a caller that sized its body), sent as it is."""
         url = path if path.startswith("http") else self.api_root + path.lstrip("/")
-        body = None if data is None else json.dumps(data)
+        body = None if data is None else data if isinstance(data, bytes) else json.dumps(data)
         all_headers = {"Content-Type": "application/json", "Accept": "application/json"}
         all_headers.update(headers or {})
         response = self.transport.send(method, url, data=body, params=params, headers=all_headers,

@@ -1,5 +1,6 @@
 """The CLI's pure parts: level and value parsing, output formats, reading a Hiera tree."""
 import io
+import json
 import subprocess
 import sys
 
@@ -111,32 +112,109 @@ def test_the_cli_imports_nothing_of_the_server():
     assert result.stdout.split() == ["34", "[]"]  # 24, issue 12: patch, changes, deployments, 6 session; 13: env pin
 
 
+BUSY = (503, {"Retry-After": "1"})
+
+
 class _Answers:
-    """A transport answering each request with the next of ``answers``: (status, headers)."""
+    """A transport answering each request with the next of ``answers``: (status, headers[, JSON body]); it keeps
+    what was sent, the bodies in ``bodies``."""
 
     def __init__(self, answers):
         self.answers = list(answers)
         self.sent = []
+        self.bodies = []
 
     def send(self, method, url, **kwargs):
         import requests
         self.sent.append((method, url))
-        status, headers = self.answers.pop(0)
+        self.bodies.append(json.loads(kwargs["data"]) if kwargs.get("data") else None)
+        status, headers, *body = self.answers.pop(0)
         response = requests.Response()
         response.status_code, response.headers = status, requests.structures.CaseInsensitiveDict(headers)
-        response._content = b'{"message": "Too many passwords are being checked now"}' if status >= 400 else b"{}"
+        default = {"message": "Too many passwords are being checked now", "errors": []} if status >= 400 else {}
+        response._content = json.dumps(body[0] if body else default).encode()
         return response
 
 
-def _uploader(answers):
+def _uploader(answers, batches=False, names=("astute",)):
+    """An uploader of environment 1 whose server answers ``answers``; one PUT per document unless ``batches``."""
     from nailgun_platform.client.base import APIClient
     transport = _Answers(answers)
     uploader = upload.Uploader(APIClient(root="http://127.0.0.1:1", settings={}, transport=transport), 1, jobs=1)
-    uploader.definition_ids = {"astute": 5}
+    uploader.definition_ids = {name: 5 + index for index, name in enumerate(names)}
+    uploader.batches = batches
     return uploader, transport
 
 
-BUSY = (503, {"Retry-After": "1"})
+BATCH = ("POST", "http://127.0.0.1:1/api/v1/config/environments/1/documents")
+
+
+def _put(node, resource):
+    return ("PUT", "http://127.0.0.1:1/api/v1/config/environments/1/nodes/{0}/resources/{1}/values".format(
+        node, resource))
+
+
+def test_an_upload_sends_its_documents_in_batches_of_whole_nodes(monkeypatch):
+    """Three nodes of two documents, batches of at most four documents: two batches, a node never cut; progress
+    per node, in order, once its batch is answered."""
+    monkeypatch.setattr(upload, "BATCH_DOCUMENTS", 4)
+    uploader, transport = _uploader([(200, {})] * 2, batches=True, names=("astute", "globals"))
+    done = []
+    uploader.upload({node: {"astute": {"a": node}, "globals": {"g": node}} for node in ("n1", "n2", "n3")},
+                    done.append)
+    assert transport.sent == [BATCH, BATCH] and done == ["n1", "n2", "n3"]
+    assert transport.bodies[0] == {"documents": [
+        {"level": "nodes/n1", "resource": 5, "data": {"a": "n1"}}, {"level": "nodes/n1", "resource": 6,
+                                                                    "data": {"g": "n1"}},
+        {"level": "nodes/n2", "resource": 5, "data": {"a": "n2"}}, {"level": "nodes/n2", "resource": 6,
+                                                                    "data": {"g": "n2"}}]}
+    assert [item["level"] for item in transport.bodies[1]["documents"]] == ["nodes/n3", "nodes/n3"]
+
+
+def test_a_node_larger_than_a_batch_is_cut_and_done_once_its_last_batch_is_answered(monkeypatch):
+    monkeypatch.setattr(upload, "BATCH_DOCUMENTS", 2)
+    names = ("a", "b", "c")
+    uploader, transport = _uploader([(200, {})] * 2, batches=True, names=names)
+    done = []
+    uploader.upload({"n1": {name: {} for name in names}, "n2": {"a": {}}}, done.append)
+    assert [len(body["documents"]) for body in transport.bodies] == [2, 2] and done == ["n1", "n2"]
+
+
+@pytest.mark.parametrize("missing", [(404, {}, {"message": "Not Found", "errors": []}), (405, {"Allow": "GET"})])
+def test_a_server_without_the_batch_route_gets_one_put_per_document(missing):
+    uploader, transport = _uploader([missing, (204, {}), (204, {})], batches=True, names=("astute", "globals"))
+    uploader.upload({"n1": {"astute": {}, "globals": {}}})
+    assert transport.sent == [BATCH, _put("n1", 5), _put("n1", 6)]
+    assert not uploader.batches
+
+
+def test_a_batch_the_server_finds_too_large_is_sent_again_in_halves():
+    uploader, transport = _uploader([(413, {}), (200, {}), (200, {})], batches=True, names=("astute", "globals"))
+    uploader.upload({"n1": {"astute": {"a": 1}, "globals": {"g": 1}}})
+    assert transport.sent == [BATCH] * 3
+    assert [len(body["documents"]) for body in transport.bodies] == [2, 1, 1]
+
+
+def test_a_refused_batch_is_sent_again_one_put_each_up_to_the_refused_document():
+    """Nothing of a refused batch was written: its documents go one PUT each, so that those before the refused one
+    are written, their nodes done, and the refusal is that PUT's, as before batches."""
+    names = ("astute", "globals")
+    refused = (400, {}, {"message": "Document 2 of the batch (...): NUL", "errors": [{"item": 2}]})
+    put_refused = (400, {}, {"message": "Values must not contain NUL characters", "errors": []})
+    uploader, transport = _uploader([refused, (204, {}), (204, {}), put_refused], batches=True, names=names)
+    done = []
+    with pytest.raises(upload.APIError) as failure:
+        uploader.upload({node: {name: {} for name in names} for node in ("n1", "n2")}, done.append)
+    assert str(failure.value) == "Values must not contain NUL characters (400)"
+    assert transport.sent == [BATCH, _put("n1", 5), _put("n1", 6), _put("n2", 5)] and done == ["n1"]
+
+
+def test_a_batch_the_busy_server_answers_503_with_retry_after_is_sent_again_after_the_wait(monkeypatch):
+    waits = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    uploader, transport = _uploader([BUSY, BUSY, (200, {})], batches=True)
+    uploader.upload({"node-1": {"astute": {"a": 1}}})
+    assert waits == [1, 1] and transport.sent == [BATCH] * 3
 
 
 def test_a_put_the_busy_server_answers_503_with_retry_after_is_sent_again_after_the_wait(monkeypatch):
