@@ -82,6 +82,15 @@ JSON_PATCH_MEDIA_TYPES = ["application/json-patch+json", "application/env-model-
 MAX_BATCH_DOCUMENTS = 1000
 #: the levels of a batch around each document (the body, its list, the item), not counted in the document's depth
 BATCH_NESTING = 3
+
+
+def batch_wrapping(body):
+    """The levels of ``body`` around the documents it carries: ``BATCH_NESTING`` when it is shaped as a batch (an
+    object whose ``documents`` are objects), else none, so any other body is as deep as it nests."""
+    documents = body.get("documents") if isinstance(body, dict) else None
+    shaped = isinstance(documents, list) and all(isinstance(item, dict) for item in documents)
+    return BATCH_NESTING if shaped else 0
+
 #: a level path as a document's URL names it (``nodes/1/``, or empty for the environment level), with or without
 #: the slashes around it, as the change feed shows it (``/nodes/1/``)
 LEVEL_PATH = {"type": "string", "maxLength": 1024, "pattern": "^/?(?:[^/\\x00]+/[^/\\x00]+(?:/|$))*$"}

@@ -41,9 +41,9 @@ def content_length(environ):
     return int(length)
 
 
-def decode_json(data, wrapped=0):
-    """A request body as JSON, refused (400) when empty, malformed or not storable everywhere (``wrapped``:
-    as ``check_storable``).
+def decode_json(data, wrapping=None):
+    """A request body as JSON, refused (400) when empty, malformed or not storable everywhere (``wrapping``: a
+    function of the decoded body giving ``check_storable``'s ``wrapped`` levels, none without it).
 
     NaN and Infinity are not JSON (RFC 8259), and neither is an unpaired surrogate, escaped
     or as raw bytes; PostgreSQL refuses all three, so they are refused here, for every database
@@ -60,7 +60,7 @@ def decode_json(data, wrapped=0):
             json.dumps(result, ensure_ascii=False).encode("utf-8")
     except (ValueError, UnicodeError, RecursionError):
         raise errors.InvalidData("Invalid json received")
-    return check_storable(result, wrapped)
+    return check_storable(result, wrapping(result) if wrapping is not None else 0)
 
 
 def _refuse_constant(name):

@@ -83,7 +83,8 @@ class ConfigDocumentBatchHandler(ConfigHandler):
                                      "with X-Configuration-Session, or leave the header out")
         if web.ctx.env.get("HTTP_IF_MATCH") is not None:
             raise errors.InvalidData("If-Match is a document's: give it as the item's if_match")
-        items = self.body(wrapped=schemas.BATCH_NESTING)["documents"]
+        environment.get(environment_id)  # 404 first, as a PUT's; the body is read before the lock
+        items = self.body(wrapping=schemas.batch_wrapping)["documents"]
         if len(items) > schemas.MAX_BATCH_DOCUMENTS:
             raise errors.RequestTooLarge("A batch writes at most {0} documents, not {1}: send several".format(
                 schemas.MAX_BATCH_DOCUMENTS, len(items)))

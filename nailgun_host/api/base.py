@@ -92,21 +92,21 @@ def request_body():
     return web.ctx.nailgun_body
 
 
-def json_body(schema=None, media_types=None, object_only=False, wrapped=0):
+def json_body(schema=None, media_types=None, object_only=False, wrapping=None):
     """The request body as JSON: decoded within the limits of ``validation``, then checked.
 
     ``media_types``: the Content-Types accepted (415 otherwise); by default any, since
     Nailgun's clients (and curl -d) send JSON under various types.
     ``object_only``: a body that is not a JSON object is 400 before the schema runs.
-    ``wrapped``: the levels of the body around the values it carries, not counted in their depth
-    (``validation.check_storable``).
+    ``wrapping``: the decoded body's levels around the values it carries, not counted in their depth
+    (``validation.decode_json``).
     """
     if media_types is not None:
         content_type = web.ctx.env.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
         if content_type not in media_types:
             raise errors.UnsupportedMediaType("Content-Type '{0}' is not supported; send {1}".format(
                 content_type, " or ".join(media_types)))
-    data = validation.decode_json(request_body(), wrapped)
+    data = validation.decode_json(request_body(), wrapping)
     if object_only and not isinstance(data, dict):
         raise errors.InvalidData("The body must be a JSON object")
     if schema is not None:
