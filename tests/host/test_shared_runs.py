@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings as hypothesis_settings, stra
 
 from nailgun_host.app import build_wsgi
 from nailgun_host.auth import Identity, credential_cache, local, token_keys
+from nailgun_host.auth.middleware import AuthMiddleware
 from nailgun_host.settings import settings
 from nailgun_platform import feed_server, notify, shared_runs
 from tests.auth import write_users_file
@@ -89,10 +90,10 @@ def test_a_batch_answers_each_request_as_it_is_answered_alone_and_runs_the_appli
     app, urls = world["app"], targets(world)
     alone = [seen(feed_server.run_wsgi(app, environ(urls[t], world["credentials"][who]))) for who, t in requests]
 
-    runs = []
+    runs, checks = [], []
 
-    def counted(application, env):
-        runs.append(env["PATH_INFO"])
+    def counted(application, env):  # IdenticalRuns runs authentication, SharedRuns what is behind it
+        (checks if isinstance(application, AuthMiddleware) else runs).append(env["PATH_INFO"])
         return answered(application, env)
 
     answered = shared_runs.answered
@@ -108,6 +109,7 @@ def test_a_batch_answers_each_request_as_it_is_answered_alone_and_runs_the_appli
     assert together == alone
     sharing = {(t, who == "admin") for who, t in requests if who in ("admin", "reader")}
     assert len(runs) == len(sharing)  # the refused and the unauthenticated are answered on their own
+    assert len(checks) == len(set(requests))  # identical requests share one authentication, each other has its own
 
 
 def test_the_masked_reader_and_the_refused_never_get_the_admin_s_answer(world):
