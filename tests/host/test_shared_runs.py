@@ -10,12 +10,13 @@ import time
 import pytest
 import webob
 import webtest
-from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings as hypothesis_settings, strategies as st
 
 from nailgun_host.app import build_wsgi
 from nailgun_host.auth import Identity, credential_cache, local, token_keys
 from nailgun_host.auth.middleware import AuthMiddleware
 from nailgun_host.settings import settings
+from nailgun_ext_configdb.objects import changes
 from nailgun_platform import feed_server, notify, shared_runs
 from tests.auth import write_users_file
 
@@ -88,6 +89,7 @@ def seen(answer):
 def test_a_batch_answers_each_request_as_it_is_answered_alone_and_runs_the_application_once_per_answer(
         world, monkeypatch, requests):
     app, urls = world["app"], targets(world)
+    heard = notify.mark(changes.topic(world["environment"]))
     alone = [seen(feed_server.run_wsgi(app, environ(urls[t], world["credentials"][who]))) for who, t in requests]
 
     runs, checks = [], []
@@ -106,6 +108,9 @@ def test_a_batch_answers_each_request_as_it_is_answered_alone_and_runs_the_appli
         together.append(seen(feed_server.run_wsgi(app, made)))
     monkeypatch.undo()
 
+    # a write heard meanwhile (the fixture's own, heard late) moves the mark a parked request waits from: the
+    # requests alone and together then ask of two states of the database, which is not this property's case
+    assume(notify.mark(changes.topic(world["environment"])) == heard)
     assert together == alone
     sharing = {(t, who == "admin") for who, t in requests if who in ("admin", "reader")}
     assert len(runs) == len(sharing)  # the refused and the unauthenticated are answered on their own
