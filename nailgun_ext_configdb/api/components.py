@@ -25,9 +25,6 @@ class ConfigComponentHandler(ConfigItemHandler):
         for item in data.get("resource_definitions", []):
             if "id" in item:
                 authorize_content_change(resource_definition.get(item["id"]), item)
-            elif (resource_definition.latest_if_same(dict(item, component_id=found.id)) is None
-                  and resource_definition.is_new_version(dict(item, component_id=found.id))):
-                authorize_changing_secrets()
-        return self.objects.to_dict(self.objects.update(found, data))
+        return self.objects.to_dict(self.objects.update(found, data, on_new_version=authorize_changing_secrets))
 
     PATCH = PUT

@@ -45,14 +45,10 @@ class ConfigResourceDefinitionCollectionHandler(ConfigCollectionHandler):
 
     def POST(self):
         """201 with the new version; 200 with the latest when it has this content already (nothing made)."""
-        data = self.body()
-        same = resource_definition.latest_if_same(data)
-        if same is None and resource_definition.is_new_version(data):
-            authorize_changing_secrets()
-        created = self.objects.create(data)
-        if same is None or created.id != same.id:
+        definition, made = self.objects.create(self.body(), on_new_version=authorize_changing_secrets)
+        if made:
             set_status(201)
-        return self.objects.to_dict(created)
+        return self.objects.to_dict(definition)
 
 
 class ConfigResourceDefinitionHandler(ConfigItemHandler):

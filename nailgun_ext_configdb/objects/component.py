@@ -52,8 +52,9 @@ def create(data):
     return component
 
 
-def update(component, data):
-    """Rename; listed definitions with an id are updated and moved here, others are created.
+def update(component, data, on_new_version=None):
+    """Rename; listed definitions with an id are updated and moved here, others are created
+    (``resource_definition.create``, which calls ``on_new_version`` before making a version after others).
 
     Definitions not listed stay (tuning-box deleted them); DELETE one to remove it.
     """
@@ -65,7 +66,7 @@ def update(component, data):
         if "id" in item:
             resource_definition.update(resource_definition.get(item["id"]), dict(item, component_id=component.id))
         else:
-            resource_definition.create(dict(item, component_id=component.id))
+            resource_definition.create(dict(item, component_id=component.id), on_new_version)
     db.flush()
     db.refresh(component)
     return component

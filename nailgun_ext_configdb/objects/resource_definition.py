@@ -139,30 +139,25 @@ def _check_component(component_id):
         raise errors.ObjectNotFound("Component {0} not found".format(component_id))
 
 
-def is_new_version(data):
-    """Whether creating ``data`` makes a new version of an existing data source rather than a first one."""
-    return storage.driver().first_version(data["component_id"], data["name"]) is not None
+def create(data, on_new_version=None):
+    """``(definition, made)``: version 1 of a new data source, or the next version of the one of that name
+    in the component, unless its latest has that content already: then that one, and ``made`` is False
+    (two nodes uploading at once create one version, not two alike).
 
-
-def latest_if_same(data, lock=False):
-    """The latest live version of ``data``'s name in its component when it has ``data``'s content, else None:
-    creating it again makes nothing (two nodes uploading at once create one version, not two alike)."""
-    first = storage.driver().first_version(data["component_id"], data["name"], lock=lock)
-    versions = storage.driver().versions(first.lineage_id) if first is not None else []
-    if versions and not content_changes(versions[-1], data.get("content", {})):
-        return versions[-1]
-    return None
-
-
-def create(data):
-    """Version 1 of a new data source, or the next version of the one of that name in the component, unless
-    its latest has that content already: then that one."""
+    Whether a version follows others is decided under the lock of the data source's first version, on
+    what is committed: ``on_new_version`` (the caller's authorization) is called then, before one is made.
+    A new name is claimed by inserting its version 1: a concurrent creation of the same name answers 409.
+    """
     _check_component(data["component_id"])
-    content = check_content(data.get("content", {}))
-    same = latest_if_same(data, lock=True)
-    if same is not None:
-        return same
-    return _created(storage.driver().create(data["component_id"], data["name"], content))
+    content = data.get("content", {})
+    first = storage.driver().first_version(data["component_id"], data["name"], lock=True)
+    if first is not None:
+        versions = storage.driver().versions(first.lineage_id)
+        if versions and not content_changes(versions[-1], content):
+            return versions[-1], False
+        if on_new_version is not None:
+            on_new_version()
+    return _created(storage.driver().create(data["component_id"], data["name"], check_content(content), first)), True
 
 
 def _created(definition):
@@ -221,7 +216,8 @@ def update(definition, data):
         if name != old_name:
             storage.driver().renamed(definition.lineage_id, old_name, name)
     if "content" in data and content_changes(definition, data["content"]):
-        return _created(storage.driver().create(component_id, name, check_content(data["content"])))
+        first = storage.driver().first_version(component_id, name, lock=True)
+        return _created(storage.driver().create(component_id, name, check_content(data["content"]), first))
     return definition
 
 

@@ -451,4 +451,5 @@ def test_uploads_racing_on_a_new_name_make_one_version(cdb, comp, db_url, reques
         "name": "globals", "component_id": comp["id"], "content": {}})
     answers = together(*[post] * 8)
     assert {a.status_code for a in answers} <= {200, 201, 409}, [a.text for a in answers]
+    assert [a.status_code for a in answers].count(201) == 1, [a.text for a in answers]
     assert versions_of(cdb.app, "globals") == [(1, True)]

@@ -17,9 +17,10 @@ class Definitions(abc.ABC):
     """Versioned resource definitions (Tuskar's templates): rows of ``configdb_resource_definitions``."""
 
     @abc.abstractmethod
-    def create(self, component_id, name, content):
-        """The next version of ``name`` in the component (1 for a new name): never a number given
-        before, deletes included; 409 when a concurrent creation took it."""
+    def create(self, component_id, name, content, first):
+        """The next version of ``name`` in the component after ``first`` (its first version, which the
+        caller locked), or version 1 when ``first`` is None: never a number given before, deletes
+        included; 409 when a concurrent creation took it."""
 
     @abc.abstractmethod
     def retrieve(self, definition_id, lock=False):

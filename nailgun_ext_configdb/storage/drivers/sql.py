@@ -14,8 +14,7 @@ class SqlDefinitions(base.Definitions):
     names make a racing creation fail (409) instead of giving a number or a name twice, and a
     deleted version stays as a tombstone, so its number is never given again."""
 
-    def create(self, component_id, name, content):
-        first = self.first_version(component_id, name, lock=True)
+    def create(self, component_id, name, content, first):
         if first is None:
             definition = ResourceDefinition(name=name, component_id=component_id, content=content, version=1)
             self._insert(definition)

@@ -29,6 +29,11 @@ JSON_DOCUMENTS = st.dictionaries(JSON_KEYS, st.recursive(
     max_leaves=12), max_size=5)
 
 
+def _create(driver, component_id, name, content):
+    """What the store does: the next version after the first, locked (version 1 when there is none)."""
+    return driver.create(component_id, name, content, driver.first_version(component_id, name, lock=True))
+
+
 def _component(name="c"):
     return component.create({"name": name}).id
 
@@ -38,9 +43,9 @@ class DefinitionsConformance:
 
     def test_create_retrieve_list(self, driver):
         comp = _component()
-        first = driver.create(comp, "astute", {"a": 1})
-        second = driver.create(comp, "astute", {"a": 2})
-        other = driver.create(comp, "globals", {})
+        first = _create(driver, comp, "astute", {"a": 1})
+        second = _create(driver, comp, "astute", {"a": 2})
+        other = _create(driver, comp, "globals", {})
         assert (first.version, second.version, other.version) == (1, 2, 1)
         assert second.lineage_id == first.lineage_id == first.id and other.lineage_id == other.id
         assert driver.retrieve(second.id).content == {"a": 2}
@@ -51,8 +56,8 @@ class DefinitionsConformance:
 
     def test_retrieve_by_name_with_and_without_version(self, driver):
         comp = _component()
-        first = driver.create(comp, "astute", {"v": 1})
-        second = driver.create(comp, "astute", {"v": 2})
+        first = _create(driver, comp, "astute", {"v": 1})
+        second = _create(driver, comp, "astute", {"v": 2})
         assert driver.retrieve_by_name(comp, "astute").id == second.id
         assert driver.retrieve_by_name(comp, "astute", version=1).id == first.id
         assert driver.retrieve_by_name(comp, "astute", version=2).content == {"v": 2}
@@ -64,29 +69,29 @@ class DefinitionsConformance:
     ])
     def test_unknown_id_name_or_version_is_not_found(self, driver, call):
         comp = _component()
-        driver.create(comp, "astute", {})
-        driver.create(comp, "astute", {})
+        _create(driver, comp, "astute", {})
+        _create(driver, comp, "astute", {})
         with pytest.raises(errors.ObjectNotFound):
             call(driver, comp)
 
     def test_versions_are_never_reused_after_a_delete(self, driver):
         comp = _component()
-        driver.create(comp, "astute", {})
-        second = driver.create(comp, "astute", {})
+        _create(driver, comp, "astute", {})
+        second = _create(driver, comp, "astute", {})
         driver.delete(second)
         with pytest.raises(errors.ObjectNotFound):
             driver.retrieve(second.id)
-        assert driver.create(comp, "astute", {}).version == 3
+        assert _create(driver, comp, "astute", {}).version == 3
         for definition in driver.versions(second.lineage_id):
             driver.delete(definition)
         assert driver.versions(second.lineage_id) == [] and driver.list(name="astute") == []
-        assert driver.create(comp, "astute", {}).version == 4
+        assert _create(driver, comp, "astute", {}).version == 4
 
     def test_update_renames_and_moves_every_version(self, driver):
         comp, other = _component("a"), _component("b")
-        first = driver.create(comp, "astute", {})
-        driver.create(comp, "astute", {})
-        driver.create(other, "globals", {})
+        first = _create(driver, comp, "astute", {})
+        _create(driver, comp, "astute", {})
+        _create(driver, other, "globals", {})
         renamed = driver.rename(first, "facts", other)
         assert {(d.name, d.component_id) for d in driver.versions(first.lineage_id)} == {("facts", other)}
         assert renamed.id == first.id
@@ -95,7 +100,7 @@ class DefinitionsConformance:
 
     def test_concurrent_creates_of_one_name_give_versions_or_a_409_never_a_duplicate(self, driver, db_url):
         comp = _component()
-        driver.create(comp, "astute", {})
+        _create(driver, comp, "astute", {})
         db.commit()
         writers = 6
         barrier = threading.Barrier(writers)
@@ -103,7 +108,7 @@ class DefinitionsConformance:
         def create(index):
             try:
                 barrier.wait()
-                found = driver.create(comp, "astute" if index % 2 else "fresh", {"i": index})
+                found = _create(driver, comp, "astute" if index % 2 else "fresh", {"i": index})
                 db.commit()
                 return found.name, found.version
             except errors.Conflict:
@@ -118,6 +123,30 @@ class DefinitionsConformance:
         stored = db.execute(sa.text("SELECT name, version FROM configdb_resource_definitions")).all()
         assert len(stored) == len(set(stored)) == len(made) + 1
         assert {version for name, version in stored if name == "fresh"} <= {1, 2, 3}
+
+    def test_a_new_name_taken_after_it_was_looked_up_is_a_conflict_not_its_version_2(self, driver, db_url):
+        """The store decides on what it saw (no version yet: make version 1); a creation committed
+        meanwhile must fail that one, not turn it into a version 2 nobody decided on."""
+        if not db_url.startswith("postgresql"):
+            pytest.skip("SQLite runs one writing transaction at a time (BEGIN IMMEDIATE): nothing commits meanwhile")
+        comp = _component()
+        db.commit()
+        seen = driver.first_version(comp, "astute", lock=True)
+
+        def meanwhile():
+            try:
+                _create(driver, comp, "astute", {"by": "other"})
+                db.commit()
+            finally:
+                db.remove()
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(meanwhile).result()
+        assert seen is None
+        with pytest.raises(errors.Conflict):
+            driver.create(comp, "astute", {"by": "me"}, seen)
+        db.rollback()
+        assert [(d.version, d.content) for d in driver.list(name="astute")] == [(1, {"by": "other"})]
 
 
 class DocumentsConformance:
