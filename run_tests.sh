@@ -229,7 +229,8 @@ run_pytest() {
     shift
     log "pytest ($label)"
     local rc=0 start=$SECONDS
-    env -u NAILGUN_TEST_DB_URL "${env_args[@]}" "$VENV/bin/python" -m pytest "$@" || rc=$?
+    # --durations: the slowest tests in every log, where CI's time budget is watched
+    env -u NAILGUN_TEST_DB_URL "${env_args[@]}" "$VENV/bin/python" -m pytest --durations=40 --durations-min=4 "$@" || rc=$?
     local took=$((SECONDS - start))
     if [ "$rc" -eq 0 ]; then
         record "pytest ($label)" "passed in ${took}s"
