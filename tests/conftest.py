@@ -77,19 +77,28 @@ def migrated_db(db_url):
     _reset_schema(db_url)
     migration.syncdb(db_url)
     engine = host_db.configure(db_url)
-    tables = [t for t in sa.inspect(engine).get_table_names() if not t.endswith(VERSION_TABLE_SUFFIX)]
+    schema = sa.MetaData()
+    schema.reflect(engine)
+    # dependents first: the order in which rows can be deleted
+    tables = [t.name for t in reversed(schema.sorted_tables) if not t.name.endswith(VERSION_TABLE_SUFFIX)]
     yield engine, tables
     host_db.db.remove()
 
 
 def _empty_tables(engine, tables):
+    """Every row deleted, the identities restarted. On PostgreSQL ``DELETE`` (``tables`` are in the
+    foreign keys' order) and ``setval`` rather than ``TRUNCATE … RESTART IDENTITY``: a test leaves a few
+    rows, and TRUNCATE makes new files for every table, index and sequence (48 ms against 2 ms a test)."""
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
-            # A live server's connection left inside a transaction would make TRUNCATE wait for
+            # A live server's connection left inside a transaction would make the deletes wait for
             # ever: fail the test's set-up instead.
             connection.execute(sa.text("SET LOCAL lock_timeout = '30s'"))
-            connection.execute(sa.text("TRUNCATE {0} RESTART IDENTITY CASCADE".format(
-                ", ".join('"{0}"'.format(t) for t in tables))))
+            for table in tables:
+                connection.execute(sa.text('DELETE FROM "{0}"'.format(table)))
+            connection.execute(sa.text(
+                "SELECT setval(c.oid, s.seqstart, false) FROM pg_class c JOIN pg_sequence s ON s.seqrelid = c.oid "
+                "WHERE c.relnamespace = current_schema()::regnamespace"))
         else:
             connection.execute(sa.text("PRAGMA foreign_keys=OFF"))
             for table in tables:

@@ -5,7 +5,8 @@ from sqlalchemy import exc
 
 from nailgun_host.public import db, errors, reseal
 from nailgun_platform.public import now
-from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Document, DocumentVersion, ResourceDefinition
+from nailgun_ext_configdb.models import LIVE_DEFINITIONS as LIVE, Document, DocumentVersion, Environment
+from nailgun_ext_configdb.models import ResourceDefinition
 from nailgun_ext_configdb.storage.drivers import base
 
 
@@ -114,19 +115,26 @@ class SqlDocuments(base.Documents):
         """Nothing to do: the content goes with the rows."""
 
     def reseal(self, classifiers, lineages, dry_run, commit):
-        documents = sa.select(Document.id)
-        if lineages is not None:
-            documents = documents.where(Document.resource_definition_id.in_(lineages))
+        """One environment at a time, under its lock (as its writers take it, first): a write meanwhile
+        either commits before its documents are read or waits, never to be overwritten by a value
+        resealed from before it."""
+        scope = sa.true() if lineages is None else Document.resource_definition_id.in_(lineages)
         of_version = sa.select(Document.resource_definition_id).where(
             Document.id == DocumentVersion.document_id).scalar_subquery()
-        counts = {}
-        for model, lineage, where in (
-                (Document, Document.resource_definition_id, Document.id.in_(documents)),
-                (DocumentVersion, of_version, DocumentVersion.document_id.in_(documents))):
-            counts["{0}.data".format(model.__tablename__)] = reseal(
-                model.__table__, model.__table__.c.data, lambda row: classifiers.get(row.lineage_id),
-                where=None if lineages is None else where, columns=[lineage.label("lineage_id")],
-                dry_run=dry_run, commit=commit)
+        counts = {"{0}.data".format(model.__tablename__): 0 for model in (Document, DocumentVersion)}
+        for environment_id in db.scalars(sa.select(Document.environment_id).where(scope).distinct()
+                                         .order_by(Document.environment_id)).all():
+            if not dry_run:
+                db.execute(sa.select(Environment.id).where(Environment.id == environment_id).with_for_update())
+            documents = sa.select(Document.id).where(scope, Document.environment_id == environment_id)
+            for model, lineage, where in (
+                    (Document, Document.resource_definition_id, Document.id.in_(documents)),
+                    (DocumentVersion, of_version, DocumentVersion.document_id.in_(documents))):
+                counts["{0}.data".format(model.__tablename__)] += reseal(
+                    model.__table__, model.__table__.c.data, lambda row: classifiers.get(row.lineage_id),
+                    where=where, columns=[lineage.label("lineage_id")], dry_run=dry_run, commit=False)
+            if commit:
+                db.commit()
         return counts
 
 
