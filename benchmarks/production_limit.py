@@ -18,7 +18,8 @@ printed, and the p99s.
 cProfile of that loop.
 
     python benchmarks/production_limit.py [--pg-url postgresql+psycopg://USER:PASSWORD@127.0.0.1/postgres] \\
-        [--seconds 3] [--rounds 3] [--connections 8] [--sizes 1KB 39KB 1MB] [--token] [--in-process [--profile]]
+        [--seconds 3] [--rounds 3] [--connections 8] [--sizes 1KB 39KB 1MB] [--token] [--override JSON] \\
+        [--in-process [--profile]]
 """
 import argparse
 import atexit
@@ -38,7 +39,7 @@ import time
 import requests
 
 from references import (interleaved, load_average, median, minimal_app, nginx_files, ratios, sized_documents,
-                        waitress, wrk)
+                        waitress, wrk, wrk_with_cpu)
 from servers import ROOT, database
 
 sys.path.insert(0, ROOT)
@@ -49,9 +50,10 @@ SIZES = {"1KB": "1 KB", "39KB": "39 KB", "1MB": "1 MB"}
 NODES = 10
 
 
-def production_settings(directory, db_url):
+def production_settings(directory, db_url, override=None):
     """The production recipe's settings file (``LOG`` to a file at INFO, ``AUTH`` local) in ``directory``, with a
-    users file holding ``USER`` (role ``admin``); the environment of a server reading it."""
+    users file holding ``USER`` (role ``admin``); the environment of a server reading it. ``override``: sections
+    replaced, to tell what a part costs (``--override``)."""
     from nailgun_host.auth import local
 
     users = os.path.join(directory, "users.yaml")
@@ -60,7 +62,7 @@ def production_settings(directory, db_url):
     with open(path, "w") as stream:
         json.dump({"DATABASE_URL": db_url, "LOG": {"file": os.path.join(directory, "api.log"), "level": "INFO"},
                    "AUTH": {"method": "local", "users_file": users},
-                   "SECRETS": {"key_repository": os.path.join(directory, "fernet-keys")}}, stream)
+                   "SECRETS": {"key_repository": os.path.join(directory, "fernet-keys")}, **(override or {})}, stream)
     return {"NAILGUN_CONFIG": path, "NAILGUN_DB_URL": ""}
 
 
@@ -96,14 +98,14 @@ def over_http(args):
     """Ours, the minimal app and nginx under wrk, interleaved rounds; a table of per-round ratios."""
     backends = ([] if args.no_sqlite else [("SQLite", None)]) + ([("PostgreSQL", args.pg_url)] if args.pg_url else [])
     print("| document | database | read | ours req/s (rounds) | minimal app req/s | ratio per round | "
-          "p99 ms ours / minimal | nginx file req/s |")
-    print("|---|---|---|---|---|---|---|---|")
+          "p99 ms ours / minimal | nginx file req/s | server CPU µs/request ours / minimal |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for backend, pg_url in backends:
         with tempfile.TemporaryDirectory(prefix="production-limit-") as directory, \
                 database(pg_url, SCRATCH_DB, directory) as db_url:
             if not pg_url:
                 db_url = "sqlite:///" + os.path.join(directory, "nailgun.db")
-            env = production_settings(directory, db_url)
+            env = production_settings(directory, db_url, json.loads(args.override or "{}"))
             subprocess.run([sys.executable, "-c", "from nailgun_host.db import migration; migration.syncdb({0!r})"
                             .format(db_url)], check=True, cwd=ROOT)
             with waitress("nailgun_host.wsgi:application", env) as ours:
@@ -136,21 +138,25 @@ def over_http(args):
                         targets[label, "200", "nginx"] = (nginx + "/{0}.json".format(label.replace(" ", "")), ())
                         targets[label, "304", "ours"] = (ours + path, (credential, revalidation))
                         targets[label, "304", "minimal"] = (minimal + path, (revalidation,))
-                    found = interleaved(targets, args.rounds, lambda target: wrk(
+                    found = interleaved(targets, args.rounds, lambda target: (
+                        wrk if target[0].startswith(nginx) else wrk_with_cpu)(
                         target[0], args.seconds, args.connections, target[1]))
             for label, path in paths.items():
                 for read in ("200", "304"):
                     ours_runs, limit_runs = found[label, read, "ours"], found[label, read, "minimal"]
                     nginx_runs = found.get((label, read, "nginx"))
-                    print("| {0} ({1} B) | {2} | replayed GET {3} | {4} | {5} | {6} | {7:.1f} / {8:.1f} | {9} |".format(
+                    print("| {0} ({1} B) | {2} | replayed GET {3} | {4} | {5} | {6} | {7:.1f} / {8:.1f} | {9} | "
+                          "{10:.0f} / {11:.0f} |".format(
                         label, len(answers[label].content), backend, read,
                         ", ".join("{0:.0f}".format(run["rate"]) for run in ours_runs),
                         ", ".join("{0:.0f}".format(run["rate"]) for run in limit_runs),
                         ", ".join("{0:.2f}x".format(ratio) for ratio in ratios(ours_runs, limit_runs)),
                         median(run["p99"] for run in ours_runs), median(run["p99"] for run in limit_runs),
-                        "{0:.0f}".format(median(run["rate"] for run in nginx_runs)) if nginx_runs else "-"),
+                        "{0:.0f}".format(median(run["rate"] for run in nginx_runs)) if nginx_runs else "-",
+                        median(run["cpu_us"] for run in ours_runs), median(run["cpu_us"] for run in limit_runs)),
                         flush=True)
-    print("load average:", load_average(), "| credential:", "token" if args.token else "Basic")
+    print("load average:", load_average(), "| credential:", "token" if args.token else "Basic",
+          "| settings override:", args.override or "none")
 
 
 # -- in process -----------------------------------------------------------------------------------
@@ -272,6 +278,8 @@ def main(argv=None):
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--token", action="store_true", help="send this server's token rather than Basic")
     parser.add_argument("--no-sqlite", action="store_true", help="only PostgreSQL")
+    parser.add_argument("--override", help='settings sections replaced, JSON (to tell what a part costs), e.g. '
+                        '\'{"LOG": {"level": "WARNING"}}\' or \'{"READ_CACHE": {"lease_ms": 500}}\'')
     parser.add_argument("--in-process", action="store_true", help="µs per replayed GET, calling the application")
     parser.add_argument("--profile", action="store_true", help="with --in-process: cProfile of the loop")
     args = parser.parse_args(argv)

@@ -210,7 +210,25 @@ def wrk(url, seconds, connections, headers=(), threads=2):
         return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
 
     return {"rate": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "p50": latency(50),
-            "p99": latency(99)}
+            "p99": latency(99), "requests": int(re.search(r"(\d+) requests in", out).group(1))}
+
+
+def server_cpu_seconds(url):
+    """User and system CPU seconds spent so far by the process listening at ``url`` (Linux: ``ss``, ``/proc``)."""
+    port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+    listening = subprocess.run(["ss", "-ltnpH", "sport = :" + port], capture_output=True, text=True, check=True).stdout
+    pid = int(re.search(r"pid=(\d+)", listening).group(1))
+    with open("/proc/{0}/stat".format(pid)) as stream:
+        fields = stream.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wrk_with_cpu(url, seconds, connections, headers=()):
+    """``wrk``'s figures and ``cpu_us``: the server's CPU per answered request meanwhile (every thread of it)."""
+    before = server_cpu_seconds(url)
+    run = wrk(url, seconds, connections, headers)
+    run["cpu_us"] = (server_cpu_seconds(url) - before) / run["requests"] * 1e6
+    return run
 
 
 def interleaved(targets, rounds, measure):
