@@ -7,6 +7,7 @@ import base64
 import concurrent.futures
 import copy
 import json
+import threading
 
 import pytest
 import requests
@@ -349,3 +350,36 @@ def test_a_batch_and_puts_of_the_same_environment_at_once_keep_every_version_and
             revisions.setdefault(entry["revision"], []).append(levels)
     assert len(revisions) == 4 * 5 + 4 and sorted(map(len, revisions.values())) == [1] * 20 + [5] * 4
     assert cdb.app.get(API + "/environments/{0}".format(env)).json["revision"] == max(revisions)
+
+
+def test_a_batch_item_and_a_put_holding_the_same_if_match_at_once_let_exactly_one_write(cdb, db_url, request):
+    """Both gunicorn workers, each with one of the two, read the same ETag and write at once: one writes, the other
+    is refused with 412 (neither overwrites what it did not read), round after round."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("needs PostgreSQL (set NAILGUN_TEST_DB_URL): two workers writing at once")
+    server = request.getfixturevalue("gunicorn") + "config"
+    env, ids = _setup(cdb)
+    url = "{0}/environments/{1}/resources/{2}/values".format(server, env, ids["astute"])
+    assert requests.put(url, json={"by": "start"}, timeout=60).status_code == 204
+    rounds = 6
+    for round_ in range(rounds):
+        tag = requests.get(url, timeout=60).headers["ETag"]
+        together = threading.Barrier(2)
+
+        def put(round_=round_, tag=tag, together=together):
+            together.wait()
+            return requests.put(url, json={"by": "put", "round": round_}, headers={"If-Match": tag}, timeout=60)
+
+        def batch(round_=round_, tag=tag, together=together):
+            together.wait()
+            return requests.post("{0}/environments/{1}/documents".format(server, env), timeout=60, json={
+                "documents": [{"resource": "astute", "data": {"by": "batch", "round": round_}, "if_match": tag}]})
+
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            by_put, by_batch = [answer.result() for answer in (pool.submit(put), pool.submit(batch))]
+        assert sorted([by_put.status_code, by_batch.status_code]) in ([200, 412], [204, 412]), (
+            by_put.text, by_batch.text)
+        winner = "put" if by_put.status_code == 204 else "batch"
+        assert requests.get(url, timeout=60).json() == {"by": winner, "round": round_}
+    history = requests.get(url + "/history", timeout=60).json()
+    assert sorted(h["version"] for h in history) == list(range(1, rounds + 2))
