@@ -32,6 +32,11 @@ from tests.factories import EnvironmentManager
 
 VERSION_TABLE_SUFFIX = "alembic_version"
 
+# No settings file of the machine's: an installed package's /etc/fuel-nailgun-extensions/settings.yaml (read when
+# NAILGUN_CONFIG is unset) would give every test and every server it starts that installation's database,
+# authentication and log. Empty reads no file; a test that needs one names it.
+os.environ["NAILGUN_CONFIG"] = ""
+
 # One key repository for the whole run, servers started by tests included (they inherit the
 # environment); created at its first use, like a first start's.
 os.environ.setdefault("NAILGUN_KEY_REPOSITORY", os.path.join(tempfile.mkdtemp(prefix="nailgun-keys-"), "keys"))

@@ -18,8 +18,9 @@ COMMANDS = {"serve": ("api", "serve"), "syncdb": ("syncdb", "syncdb"), "users": 
 
 
 def _environ(home):
-    environ = {k: v for k, v in os.environ.items() if k not in ("NAILGUN_DB_URL", "NAILGUN_CONFIG")}
+    environ = {k: v for k, v in os.environ.items() if k != "NAILGUN_DB_URL"}
     environ["HOME"] = str(home)
+    environ["NAILGUN_CONFIG"] = ""  # a new user's defaults, even where a package installed its settings file
     return environ
 
 
