@@ -116,37 +116,56 @@ def reseal(table, column, classifier_of_row=None, where=None, columns=(), dry_ru
 
     Reads and writes the stored JSON as it is (tokens, never clear values) in batches of rows, so
     a large table is never held in memory; ``commit``: each batch its own transaction (a command
-    that must not lock a large database for the whole run), else all in the caller's (a request).
-    A token is renewed with its value, so this is no change of any document (no new version).
+    that must not lock a large database for the whole run), else all in the caller's (a request, which
+    holds the locks its writers take). A token is renewed with its value, so this is no change of any
+    document (no new version).
+
+    A command runs beside the servers: on PostgreSQL each row it changes is read again under its row
+    lock and committed alone, so a write that came between the batch's read and the rewrite is what gets
+    resealed, never overwritten, and no lock is held while another is awaited. SQLite's batch already holds
+    the database's write lock (``BEGIN IMMEDIATE``).
     """
     keyset = secrets.keyset()
     raw = sa.type_coerce(column, sa.JSON().with_variant(JSONB(), "postgresql")).label("_sealed_value")
     key = list(table.primary_key.columns)
+    row_by_row = commit and not dry_run and db.get_bind().dialect.name == "postgresql"
     count, last = 0, None
     while True:
-        query = sa.select(*key, *columns, raw).order_by(*key).limit(batch)
+        query = sa.select(*key, *columns, raw).order_by(*key)
         if where is not None:
             query = query.where(where)
-        if last is not None:
-            query = query.where(sa.tuple_(*key) > sa.tuple_(*last))
-        rows = db.execute(query).all()
+        rows = db.execute((query if last is None else query.where(sa.tuple_(*key) > sa.tuple_(*last)))
+                          .limit(batch)).all()
         if not rows:
             break
         for row in rows:
-            value, changed = sealing.reencrypt(row[-1], keyset)
-            classifier = classifier_of_row(row) if classifier_of_row is not None else None
-            if classifier is not None and value is not None:
-                before = sealing.count_sealed(value)
-                value = sealing.seal(value, classifier(sealing.unseal(value, keyset)), keyset)
-                changed += sealing.count_sealed(value) - before
+            value, changed = _resealed(row, keyset, classifier_of_row)
+            matches = [c == v for c, v in zip(key, row[:len(key)])]
+            if changed and row_by_row:
+                db.commit()  # holds no lock while the row's is awaited
+                row = db.execute(query.where(*matches).with_for_update()).first()
+                value, changed = _resealed(row, keyset, classifier_of_row) if row is not None else (None, 0)
             count += changed
             if changed and not dry_run:
-                db.execute(sa.update(table).where(*[c == v for c, v in zip(key, row[:len(key)])])
-                           .values({column.name: sa.type_coerce(value, raw.type)}))
+                db.execute(sa.update(table).where(*matches).values({column.name: sa.type_coerce(value, raw.type)}))
+                if row_by_row:
+                    db.commit()
         last = tuple(rows[-1][:len(key)])
         if commit:
             db.commit()
     return count
+
+
+def _resealed(row, keyset, classifier_of_row):
+    """``(value, changed)``: the row's stored value with every token under the primary key and what its
+    classifier makes secret sealed; how many leaves that changed."""
+    value, changed = sealing.reencrypt(row[-1], keyset)
+    classifier = classifier_of_row(row) if classifier_of_row is not None else None
+    if classifier is not None and value is not None:
+        before = sealing.count_sealed(value)
+        value = sealing.seal(value, classifier(sealing.unseal(value, keyset)), keyset)
+        changed += sealing.count_sealed(value) - before
+    return value, changed
 
 
 #: what health says when the keys stopped fitting (the details, with the repository's path, go to the log)

@@ -252,3 +252,33 @@ def test_a_leaf_opened_again_is_remembered_until_its_key_is_retired(tmp_path, mo
     replaced = weakref.ref(old)
     del old
     assert replaced() is None  # its keys and what they opened go with it, without waiting for a collection
+
+
+def test_an_attributes_write_while_reencrypt_rewrites_the_cluster_is_kept(own_keys, env, session, db_url, request,
+                                                                           monkeypatch):
+    """``reencrypt`` after ``rotate`` runs beside the servers: a worker's write to a cluster's attributes between
+    the command's read of that row and its rewrite is what the command reseals, not what it overwrites
+    (PostgreSQL: each changed row is read again under its lock and committed alone)."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("needs PostgreSQL (set NAILGUN_TEST_DB_URL); SQLite's batch holds the write lock")
+    cluster = env.create()
+    server = request.getfixturevalue("gunicorn")
+    url = "{0}clusters/{1}/attributes/".format(server, cluster["id"])
+    assert requests.get(url, timeout=30).ok  # the worker started
+    keys.rotate(own_keys)
+    resealed = sealed._resealed
+    answers = []
+
+    def read_then(row, keyset, classifier_of_row):  # the command has read a batch; it rewrites this row next
+        if not answers and isinstance(row[-1], dict) and "access" in row[-1]:
+            answers.append(requests.patch(url, timeout=30, json={
+                "editable": {"access": {"password": {"value": "Written-Meanwhile-1"}}}}).status_code)
+        return resealed(row, keyset, classifier_of_row)
+    monkeypatch.setattr(sealed, "_resealed", read_then)
+    renewed = sealed.reencrypt_all()
+    assert answers == [200] and renewed["clusters.editable_attributes"] >= 1
+    editable = stored_attributes(session, cluster["id"])[1]
+    assert editable["access"]["password"]["value"] == "Written-Meanwhile-1"
+    primary = Fernet(key_files(own_keys)[2])
+    for token in raw_tokens(session, cluster["id"]):
+        primary.decrypt(token.encode())  # every token under the new primary, the written one included
