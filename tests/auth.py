@@ -6,6 +6,7 @@ The local users file holds the same users, passwords and roles as the test Keyst
 import base64
 import os
 import tempfile
+import time
 
 import bcrypt
 import yaml
@@ -35,6 +36,16 @@ def write_users_file(path, users=None):
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         yaml.safe_dump(content, f)
     return path
+
+
+def edit_users_file(path, text):
+    """Rewrite the users file in place, as an operator's editor does, and wait ``local.LOOK_SECONDS``: a server
+    looks at the file that often, so an edit by other means than ``nailgun-users`` counts within that time."""
+    from nailgun_host.auth import local
+
+    with open(path, "w") as stream:
+        stream.write(text)
+    time.sleep(local.LOOK_SECONDS)
 
 
 def local_settings(**extra):

@@ -260,6 +260,25 @@ class Keystone:
             for role in user_roles:
                 call("PUT", "/projects/{0}/users/{1}/roles/{2}".format(projects[project], user_id, roles[role]))
 
+    def _admin_call(self, method, path, **kwargs):
+        answer = requests.request(method, self.auth_url + path, timeout=30,
+                                  headers={"X-Auth-Token": self.token("admin")}, **kwargs)
+        answer.raise_for_status()
+        return answer.json() if answer.content else None
+
+    def add_user(self, name, password, role="member", project="admin"):
+        """A user of the default domain with ``role`` in ``project``; its id."""
+        user_id = self._admin_call("POST", "/users", json={"user": {
+            "name": name, "domain_id": "default", "password": password}})["user"]["id"]
+        project_id = self._admin_call("GET", "/projects", params={"name": project})["projects"][0]["id"]
+        role_id = self._admin_call("GET", "/roles", params={"name": role})["roles"][0]["id"]
+        self._admin_call("PUT", "/projects/{0}/users/{1}/roles/{2}".format(project_id, user_id, role_id))
+        return user_id
+
+    def set_password(self, user_id, password):
+        """Give the user another password, as an administrator does."""
+        self._admin_call("PATCH", "/users/{0}".format(user_id), json={"user": {"password": password}})
+
     def short_lived_token(self, user, project="admin"):
         """A token of ``user`` that expires SHORT_TOKEN_SECONDS after it is issued."""
         if self._short is None:

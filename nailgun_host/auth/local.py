@@ -8,7 +8,12 @@ The file (``AUTH.users_file``, mode 0600)::
 ``nailgun-users`` writes it. (The ``token_secret`` that files of earlier versions carry is ignored, and
 dropped at the next write: tokens are signed with the keys in the database, ``token_keys``, so that every
 host of the database accepts them.) It is read again whenever it changes on disk, so a user added,
-removed or given other roles counts at the next request, in every worker. A token names its
+removed or given other roles counts at the next request, in every worker: a server looks at the file's
+``stat`` at most once per ``LOOK_SECONDS`` (a system call per request handed the GIL over on every request,
+which doubled the CPU of a replayed read under the server's threads), and ``save`` returns only that long
+after it replaced the file. So a request sent after ``nailgun-users`` returned is served under a look that
+started after the write (the read cache's lease argument); a file changed by other means (an edit, a copy
+from another host) counts within ``LOOK_SECONDS``. A token names its
 user, its expiry and a fingerprint of the user's password hash: roles are looked up at each
 request, and a removed user's tokens, or tokens issued before a password change, stop working.
 A file that breaks while the server runs refuses every request with 503 until it is fixed.
@@ -30,6 +35,8 @@ from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable, I
 
 #: bcrypt hashes only the first 72 bytes; longer passwords are refused rather than cut
 MAX_PASSWORD_BYTES = 72
+#: how long a look at the users file's ``stat`` is taken for true, and how long ``save`` waits after its write
+LOOK_SECONDS = 0.1
 @functools.cache
 def _dummy_hash(rounds):
     return bcrypt.hashpw(b"unknown user", bcrypt.gensalt(rounds)).decode()
@@ -103,6 +110,7 @@ def save(path, content):
     except BaseException:
         os.unlink(temporary)
         raise
+    time.sleep(LOOK_SECONDS)  # every look a server took before the write has run out (module)
 
 
 def load(path):
@@ -123,21 +131,30 @@ class LocalUsers:
         self.opened = credential_cache.CredentialCache(cache.ttl)
         self._lock = threading.Lock()
         self._stamp = None
-        self._content = None
+        #: (the monotonic time the last look at the file started, the content it found)
+        self._looked = (None, None)
         self._identities = (None, {})
         self._content_now()  # a missing or broken file stops the server at start, not at the first request
 
     def _content_now(self):
+        """The content under a look at the file that started less than ``LOOK_SECONDS`` ago (module)."""
+        looked = self._looked
+        asked_at = time.monotonic()
+        if looked[0] is not None and asked_at - looked[0] < LOOK_SECONDS:
+            return looked[1]
         try:
             stat = os.stat(self.path)
         except OSError as exc:
             raise UsersFileError("cannot read the users file {0}: {1}".format(self.path, exc))
         stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
         with self._lock:
+            content = self._looked[1]
             if stamp != self._stamp:
-                self._content = _read(self.path)
+                content = _read(self.path)
                 self._stamp = stamp
-            return self._content
+            if self._looked[0] is None or asked_at > self._looked[0]:
+                self._looked = (asked_at, content)
+            return content
 
     def content(self):
         """The users file as it is now (read again if it changed): the same object while it does not."""

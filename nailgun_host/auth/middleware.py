@@ -20,6 +20,7 @@ import ipaddress
 import logging
 import re
 import threading
+import time
 
 from nailgun_host.auth import (ANONYMOUS, ENVIRON_KEY, AuthenticationFailed, AuthenticationUnavailable, TryLater,
                                check_slots, credential_cache, json_response, keystone_v2, lockout,
@@ -150,12 +151,48 @@ class AuthMiddleware:
             identity = self.local_users.remembered(user, password)
             return identity or self.password_check(
                 user, address, lambda: self.local_users.check_password(user, password))
-        identity = self.cache.get(user, password)
+        identity = self.cache.get(user, password, renew=lambda found: self._renew_password(user, password, address))
         if identity is None:
+            checked_at = time.monotonic()
             identity, _access = self.password_check(user, address,
                                                     lambda: self.keystone.check_password(user, password))
-            self.cache.put(identity, user, password)
+            self.cache.put(identity, user, password, checked_at=checked_at)
         return identity
+
+    def _renew_password(self, user, password, address):
+        """Check a remembered Keystone user name and password again, in the background (``credential_cache``):
+        what Keystone says now counts for the next ``credential_cache_ttl`` seconds from this check."""
+        def check():
+            checked_at = time.monotonic()
+            identity, _access = self.password_check(user, address,
+                                                    lambda: self.keystone.check_password(user, password))
+            self.cache.put(identity, user, password, checked_at=checked_at)
+
+        credential_cache.renewal(lambda: self._renewing(check, lambda: self.cache.forget(user, password)))
+
+    def _renew_basic(self, authorization, address):
+        """Check a remembered Basic header again against the users file, in the background."""
+        def check():
+            checked_at = time.monotonic()
+            users = self.local_users.content()
+            user, password = decode_basic(authorization)
+            identity = self.password_check(user, address, lambda: self.local_users.check_password(user, password))
+            self.basic_headers.put((user, identity, users), authorization, checked_at=checked_at)
+
+        credential_cache.renewal(lambda: self._renewing(check, lambda: self.basic_headers.forget(authorization)))
+
+    @staticmethod
+    def _renewing(check, forget):
+        """Run a renewal's ``check``: a credential found wrong is forgotten at once; one that cannot be checked
+        now (the identity service down, the check slots busy) is kept until its time is up, as without renewal."""
+        try:
+            check()
+        except AuthenticationFailed:
+            forget()
+        except (AuthenticationUnavailable, TryLater) as exc:
+            LOG.info("A remembered credential could not be checked again ahead of its expiry: %s", exc)
+        except Exception:
+            LOG.exception("A remembered credential could not be checked again ahead of its expiry")
 
     def basic_identity(self, authorization, address):
         """The identity of an ``Authorization: Basic`` value. In local mode the same value found right against
@@ -179,16 +216,18 @@ class AuthMiddleware:
             return self._remembered(authorization, users, address) or self.check_password(
                 *decode_basic(authorization), address)
         try:
+            checked_at = time.monotonic()
             user, password = decode_basic(authorization)
             identity = self.check_password(user, password, address)
-            self.basic_headers.put((user, identity, users), authorization)
+            self.basic_headers.put((user, identity, users), authorization, checked_at=checked_at)
             return identity
         finally:
             with self._checking_lock:
                 self._checking.pop(key).set()
 
     def _remembered(self, authorization, users, address):
-        remembered = self.basic_headers.get(authorization)
+        remembered = self.basic_headers.get(authorization, renew=lambda found: found[2] is users and self._renew_basic(
+            authorization, address))
         if remembered is not None and remembered[2] is users:
             self.failures.refuse_if_locked(remembered[0], address)
             return remembered[1]

@@ -7,6 +7,8 @@ import copy
 import json
 import re
 import stat
+import threading
+import time
 
 import bcrypt
 import pytest
@@ -19,9 +21,11 @@ from cryptography.fernet import Fernet
 
 from nailgun_host import policy
 from nailgun_host.app import build_wsgi
+from nailgun_host.auth import local
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import settings
 from nailgun_host.urls import URLS
+from tests.auth import edit_users_file
 
 #: user: (password, roles)
 USERS = {"admin": ("admin-pw", ["admin"]), "member": ("member-pw", ["member"]),
@@ -193,10 +197,10 @@ def test_local_tokens_expire_and_die_with_their_user(local_app, tmp_path, auth_s
     users_file = tmp_path / "users.yaml"
     content = yaml.safe_load(users_file.read_text())
     content["users"]["member"]["roles"] = ["reader"]
-    users_file.write_text(yaml.safe_dump(content) + "\n")  # roles are read again at the next request
+    edit_users_file(users_file, yaml.safe_dump(content) + "\n")  # roles are read again once the file is seen
     local_app.post_json("/api/v1/clusters/", {}, headers={"X-Auth-Token": token}, status=403)
     del content["users"]["member"]
-    users_file.write_text(yaml.safe_dump(content))
+    edit_users_file(users_file, yaml.safe_dump(content))
     local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, status=401)
     auth_settings["AUTH"]["token_ttl"] = 1
     expiring = webtest.TestApp(build_wsgi())
@@ -347,12 +351,13 @@ def test_a_users_file_that_breaks_while_serving_refuses_with_503(local_app, tmp_
     token = login(local_app, "member").json["access"]["token"]["id"]
     users_file = tmp_path / "users.yaml"
     for broken in ("users: [\n", "users: {member: 1}\n", ""):
-        users_file.write_text(broken)
+        edit_users_file(users_file, broken)
         for headers in (basic("member"), {"X-Auth-Token": token}):
             answer = local_app.get("/api/v1/clusters/", headers=headers, status=503)
             assert answer.content_type == "application/json"
         assert login(local_app, "member").status_int == 503
     users_file.unlink()
+    time.sleep(local.LOOK_SECONDS)
     local_app.get("/api/v1/clusters/", headers=basic("member"), status=503)
 
 
@@ -485,8 +490,6 @@ def test_the_policy_is_asked_once_per_identity_and_rule_until_it_changes(local_a
 
 
 def test_unknown_users_cost_a_hash_as_dear_as_the_files_own():
-    from nailgun_host.auth import local
-
     users = yaml.safe_load(yaml.safe_dump({"a": {"password": bcrypt.hashpw(b"x", bcrypt.gensalt(5)).decode()}}))
     assert local._hash_for_unknown_users(users).startswith("$2b$05$")
     assert local._hash_for_unknown_users({}).startswith("$2b$12$")
@@ -577,12 +580,99 @@ def test_a_repeated_basic_header_is_checked_once_while_the_users_file_is_unchang
     users_file = tmp_path / "users.yaml"
     content = yaml.safe_load(users_file.read_text())
     content["users"]["reader"]["roles"] = ["nobody-s-role"]
-    users_file.write_text(yaml.safe_dump(content) + "\n")  # any change: the header is decoded again
+    edit_users_file(users_file, yaml.safe_dump(content) + "\n")  # any change: the header is decoded again
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=403)
     del content["users"]["reader"]
-    users_file.write_text(yaml.safe_dump(content))
+    edit_users_file(users_file, yaml.safe_dump(content))
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
     assert len(decoded) == 3
+
+
+def test_requests_look_at_the_users_file_at_most_once_per_look_time(local_app, tmp_path, monkeypatch):
+    """A stat per request handed the GIL over on every request; a look is taken for ``LOOK_SECONDS``."""
+    users_file = str(tmp_path / "users.yaml")
+    looks = []
+    stat_of = local.os.stat
+    monkeypatch.setattr(local.os, "stat", lambda path, *a, **k: (looks.append(1) if path == users_file else None)
+                        or stat_of(path, *a, **k))
+    token = login(local_app, "reader").json["access"]["token"]["id"]
+    started, requests = time.monotonic(), 0
+    while time.monotonic() - started < 3.5 * local.LOOK_SECONDS:
+        headers = basic("reader") if requests % 2 else {"X-Auth-Token": token}
+        local_app.get("/api/v1/clusters/", headers=headers, status=200)
+        requests += 1
+    elapsed = time.monotonic() - started
+    assert 3 <= len(looks) <= 1 + elapsed / local.LOOK_SECONDS < requests / 4
+
+
+class Clock:
+    """A monotonic clock a test moves."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+
+@pytest.fixture
+def renewals(monkeypatch):
+    """The clock the remembered credentials follow, and the renewal threads started (to wait for)."""
+    from nailgun_host.auth import credential_cache, middleware
+
+    clock = Clock()
+    monkeypatch.setattr(credential_cache, "time", clock)
+    monkeypatch.setattr(middleware, "time", clock)
+    started = []
+    renewal = credential_cache.renewal
+    monkeypatch.setattr(credential_cache, "renewal", lambda check, **kwargs: started.append(renewal(check, **kwargs)))
+    return clock, started
+
+
+def requests_at(app, clock, started, headers, moments, ttl, status=200):
+    """A request at each moment (a share of ``ttl``), each renewal it starts waited for."""
+    start = clock.now
+    for moment in moments:
+        clock.now = start + moment * ttl
+        app.get("/api/v1/clusters/", headers=headers, status=status)
+        while started:
+            started.pop().join(10)
+
+
+def test_a_basic_credential_in_use_is_checked_again_before_its_time_is_up(local_app, renewals, monkeypatch):
+    """Every ``credential_cache_ttl`` seconds all the requests of a busy client waited for a bcrypt check."""
+    clock, started = renewals
+    checks = []
+    checkpw = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda *args: checks.append(threading.current_thread().name)
+                        or checkpw(*args))
+    ttl = settings["AUTH"]["credential_cache_ttl"]
+    # checked at 0; renewed at 0.85 (in its last fifth): then good until 1.85, renewed at 1.79, good until 2.79
+    requests_at(local_app, clock, started, basic("reader"), (0, 0.5, 0.79, 0.85, 0.9, 1.2, 1.5, 1.79, 1.9, 2.5), ttl)
+    assert checks == ["MainThread", "nailgun-credential-renewal", "nailgun-credential-renewal"]
+    requests_at(local_app, clock, started, basic("reader"), (1.0,), ttl)  # unused until its time was up
+    assert checks[3:] == ["MainThread"]
+
+
+def test_a_renewal_that_cannot_check_keeps_the_credential_until_its_time(local_app, renewals, monkeypatch):
+    """No check slot free for the renewal: the requests keep the remembered verdict, nobody asks again, and
+    the first request after its time checks it itself, as without renewals."""
+    from nailgun_host.auth import TryLater
+
+    clock, started = renewals
+    ttl = settings["AUTH"]["credential_cache_ttl"]
+    tried = []
+    check = local.LocalUsers.check_password
+
+    def busy_for_renewals(users, name, password):
+        tried.append(threading.current_thread().name)
+        if threading.current_thread().name == "nailgun-credential-renewal":
+            raise TryLater("no check slot is free", 1)
+        return check(users, name, password)
+
+    monkeypatch.setattr(local.LocalUsers, "check_password", busy_for_renewals)
+    requests_at(local_app, clock, started, basic("reader"), (0, 0.9, 0.95, 0.99, 1.01, 1.5), ttl)
+    assert tried == ["MainThread", "nailgun-credential-renewal", "MainThread"]
 
 
 def test_a_remembered_basic_header_is_refused_while_its_name_is_locked(local_app):

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from nailgun_host import policy
 from nailgun_host.app import build_wsgi
 from tests.auth import basic
-from tests.host.test_auth import (PUBLIC, auth_settings, concrete, config_values_url,  # noqa: F401 (a fixture)
-                                  route_methods)
+from nailgun_host.settings import settings
+from tests.host.test_auth import (PUBLIC, auth_settings, concrete, config_values_url,  # noqa: F401 (fixtures)
+                                  renewals, requests_at, route_methods)
 
 
 @pytest.fixture(scope="module")
@@ -197,3 +198,18 @@ def test_a_namesake_from_another_domain_is_not_the_same_identity(keystone_app, k
                                     headers=member).json
     keystone_app.get("/api/v1/config/environments/{0}/sessions/{1}/".format(environment, opened["id"]),
                      headers=namesake, status=403)
+
+
+def test_a_basic_credential_renewed_ahead_of_its_time_is_forgotten_when_keystone_refuses_it(
+        keystone_app, keystone, renewals):
+    """Renewing asks Keystone again: a password changed there stops counting at the renewal, not later."""
+    clock, started = renewals
+    name = "renewed-" + uuid.uuid4().hex[:8]
+    user_id = keystone.add_user(name, "first-pw")
+    headers = basic(name, "first-pw")
+    ttl = settings["AUTH"]["credential_cache_ttl"]
+    requests_at(keystone_app, clock, started, headers, (0, 0.85, 1.5), ttl)  # renewed at 0.85: good until 1.85
+    keystone.set_password(user_id, "second-pw")
+    requests_at(keystone_app, clock, started, headers, (0.3,), ttl)  # 1.8: remembered; Keystone refuses the renewal
+    requests_at(keystone_app, clock, started, headers, (0.31,), ttl, status=401)
+    requests_at(keystone_app, clock, started, basic(name, "second-pw"), (0.32,), ttl)
