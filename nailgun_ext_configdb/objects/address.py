@@ -60,7 +60,7 @@ def resolve(environment_id, level_names, ref):
     values = [value for name, value in levels.split(level_names) if name == levels.NODES]
     if len(values) == 1 and levels.valid(level_names):  # a value some database could store
         node, parameters["node"] = levels.node_statement(values[0])
-    rows = db.execute(_statement(by_name, node), parameters).all()
+    rows = db.connection().execute(_statement(by_name, node), parameters).all()
     if not rows:
         raise environment_obj.not_found(environment_id)
     first = rows[0]
