@@ -8,13 +8,16 @@ could be found. The hash's state after the key is made once and copied for each 
 BLAKE2 anew cost three times the hash of a Basic header, on every request. What is remembered with it says what the check depended on, so that
 the caller can tell whether it still holds (``AuthMiddleware``, ``LocalUsers``).
 
-A credential in use is checked again before its time is up (``get``'s ``renew``), so that the requests
-bearing it never wait for that check: every ``ttl`` seconds they all did (the p99 of a busy client).
+A credential in use is renewed before its time is up (``get``'s ``renew``), so that the requests bearing it
+never wait for its check: every ``ttl`` seconds they all did (the p99 of a busy client).
 """
 import hashlib
+import logging
 import os
 import threading
 import time
+
+LOG = logging.getLogger(__name__)
 
 MAX_ENTRIES = 10000
 #: the last share of an entry's time in which a request finding it asks for its renewal
@@ -53,8 +56,9 @@ class CredentialCache:
         if entry is None or entry[0] < now:
             if entry is not None:
                 with self._lock:
-                    self._entries.pop(digest, None)
-                    self._renewing.discard(digest)
+                    if self._entries.get(digest) is entry:  # not one a renewal has just put
+                        del self._entries[digest]
+                        self._renewing.discard(digest)
             return None
         if renew is not None and entry[0] - now < self.ttl * RENEW_SHARE and digest not in self._renewing:
             with self._lock:
@@ -90,7 +94,11 @@ class CredentialCache:
 
 def renewal(check, name="nailgun-credential-renewal"):
     """Run ``check()`` in a thread of its own (a ``renew`` of ``CredentialCache.get``): it checks a credential
-    again and puts, or forgets, what it found."""
+    again and puts, or forgets, what it found. A thread that cannot be started leaves the entry to run out."""
     thread = threading.Thread(target=check, name=name, daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to be had (a limit of the process): the request goes on regardless
+        LOG.warning("A remembered credential cannot be checked ahead of its expiry: no thread can be started")
+        return None
     return thread

@@ -130,8 +130,10 @@ class LocalUsers:
         #: tokens opened: their claims, and the copy of the token keys that opened them (``check_token``)
         self.opened = credential_cache.CredentialCache(cache.ttl)
         self._lock = threading.Lock()
+        #: the file's (mtime, size, inode) when ``_content`` was read from it
         self._stamp = None
-        #: (the monotonic time the last look at the file started, the content it found)
+        self._content = None
+        #: (the monotonic time the latest look at the file started, the content it found)
         self._looked = (None, None)
         self._identities = (None, {})
         self._content_now()  # a missing or broken file stops the server at start, not at the first request
@@ -148,10 +150,10 @@ class LocalUsers:
             raise UsersFileError("cannot read the users file {0}: {1}".format(self.path, exc))
         stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
         with self._lock:
-            content = self._looked[1]
             if stamp != self._stamp:
-                content = _read(self.path)
+                self._content = _read(self.path)
                 self._stamp = stamp
+            content = self._content
             if self._looked[0] is None or asked_at > self._looked[0]:
                 self._looked = (asked_at, content)
             return content

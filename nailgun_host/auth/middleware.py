@@ -170,16 +170,11 @@ class AuthMiddleware:
 
         credential_cache.renewal(lambda: self._renewing(check, lambda: self.cache.forget(user, password)))
 
-    def _renew_basic(self, authorization, address):
-        """Check a remembered Basic header again against the users file, in the background."""
-        def check():
-            checked_at = time.monotonic()
-            users = self.local_users.content()
-            user, password = decode_basic(authorization)
-            identity = self.password_check(user, address, lambda: self.local_users.check_password(user, password))
-            self.basic_headers.put((user, identity, users), authorization, checked_at=checked_at)
-
-        credential_cache.renewal(lambda: self._renewing(check, lambda: self.basic_headers.forget(authorization)))
+    def _renew_basic(self, authorization, remembered, checked_at):
+        """Remember a Basic header in use for another ``credential_cache_ttl``: its verdict was found against
+        the users file it is remembered with (``remembered``), and the same file gives the same verdict, so no
+        bcrypt check is run again (any change of the file checks it anew)."""
+        self.basic_headers.put(remembered, authorization, checked_at=checked_at)
 
     @staticmethod
     def _renewing(check, forget):
@@ -227,7 +222,7 @@ class AuthMiddleware:
 
     def _remembered(self, authorization, users, address):
         remembered = self.basic_headers.get(authorization, renew=lambda found: found[2] is users and self._renew_basic(
-            authorization, address))
+            authorization, found, time.monotonic()))
         if remembered is not None and remembered[2] is users:
             self.failures.refuse_if_locked(remembered[0], address)
             return remembered[1]

@@ -639,8 +639,10 @@ def requests_at(app, clock, started, headers, moments, ttl, status=200):
             started.pop().join(10)
 
 
-def test_a_basic_credential_in_use_is_checked_again_before_its_time_is_up(local_app, renewals, monkeypatch):
-    """Every ``credential_cache_ttl`` seconds all the requests of a busy client waited for a bcrypt check."""
+def test_a_basic_credential_in_use_stays_remembered_while_the_users_file_is_unchanged(local_app, renewals,
+                                                                                       monkeypatch):
+    """Every ``credential_cache_ttl`` seconds all the requests of a busy client waited for a bcrypt check. A verdict
+    found against the users file cannot change while the file does not: in use, it is kept without a check."""
     clock, started = renewals
     checks = []
     checkpw = bcrypt.checkpw
@@ -649,30 +651,53 @@ def test_a_basic_credential_in_use_is_checked_again_before_its_time_is_up(local_
     ttl = settings["AUTH"]["credential_cache_ttl"]
     # checked at 0; renewed at 0.85 (in its last fifth): then good until 1.85, renewed at 1.79, good until 2.79
     requests_at(local_app, clock, started, basic("reader"), (0, 0.5, 0.79, 0.85, 0.9, 1.2, 1.5, 1.79, 1.9, 2.5), ttl)
-    assert checks == ["MainThread", "nailgun-credential-renewal", "nailgun-credential-renewal"]
+    assert checks == ["MainThread"] and not started
     requests_at(local_app, clock, started, basic("reader"), (1.0,), ttl)  # unused until its time was up
-    assert checks[3:] == ["MainThread"]
+    assert checks == ["MainThread", "MainThread"]
 
 
-def test_a_renewal_that_cannot_check_keeps_the_credential_until_its_time(local_app, renewals, monkeypatch):
-    """No check slot free for the renewal: the requests keep the remembered verdict, nobody asks again, and
-    the first request after its time checks it itself, as without renewals."""
-    from nailgun_host.auth import TryLater
+def test_a_credential_is_not_renewed_in_a_thread_that_cannot_start(monkeypatch, caplog):
+    from nailgun_host.auth import credential_cache
 
-    clock, started = renewals
-    ttl = settings["AUTH"]["credential_cache_ttl"]
-    tried = []
-    check = local.LocalUsers.check_password
+    def refuse(thread):
+        raise RuntimeError("can't start new thread")
 
-    def busy_for_renewals(users, name, password):
-        tried.append(threading.current_thread().name)
-        if threading.current_thread().name == "nailgun-credential-renewal":
-            raise TryLater("no check slot is free", 1)
-        return check(users, name, password)
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    assert credential_cache.renewal(lambda: None) is None
+    assert "no thread can be started" in caplog.text
 
-    monkeypatch.setattr(local.LocalUsers, "check_password", busy_for_renewals)
-    requests_at(local_app, clock, started, basic("reader"), (0, 0.9, 0.95, 0.99, 1.01, 1.5), ttl)
-    assert tried == ["MainThread", "nailgun-credential-renewal", "MainThread"]
+
+def test_looks_at_the_users_file_at_once_end_with_the_newest_file(tmp_path, monkeypatch):
+    """A look held before its stat while a later one reads the old file and the file is replaced: once the looks
+    have run out, the content is the new file's (the old one was kept as the new file's content)."""
+    from nailgun_host.auth import credential_cache
+
+    path = write_users_file(tmp_path / "users.yaml")
+    users = local.LocalUsers(str(path), 3600, credential_cache.CredentialCache(60), None)
+    time.sleep(local.LOOK_SECONDS)
+    held, go = threading.Event(), threading.Event()
+    stat_of = local.os.stat
+
+    def stat(name, *args, **kwargs):
+        if threading.current_thread().name == "held-look":
+            held.set()
+            go.wait(10)
+        return stat_of(name, *args, **kwargs)
+
+    monkeypatch.setattr(local.os, "stat", stat)
+    seen = {}
+    looker = threading.Thread(target=lambda: seen.update(held=users.content()), name="held-look")
+    looker.start()
+    assert held.wait(10)
+    assert users.content()["users"]["reader"]["roles"] == ["reader"]  # a look started later, at the old file
+    content = yaml.safe_load(path.read_text())
+    content["users"]["reader"]["roles"] = ["admin"]
+    local.save(str(path), content)
+    go.set()
+    looker.join(10)
+    assert seen["held"]["users"]["reader"]["roles"] == ["admin"]
+    time.sleep(local.LOOK_SECONDS)
+    assert users.content()["users"]["reader"]["roles"] == ["admin"]
 
 
 def test_a_remembered_basic_header_is_refused_while_its_name_is_locked(local_app):

@@ -3,6 +3,7 @@
 The local-mode twin is tests/host/test_auth.py; the process-level checks (expired and revoked
 tokens, Keystone down, HTTPS) are in tests/host/test_auth_server.py.
 """
+import threading
 import uuid
 
 import pytest
@@ -213,3 +214,24 @@ def test_a_basic_credential_renewed_ahead_of_its_time_is_forgotten_when_keystone
     requests_at(keystone_app, clock, started, headers, (0.3,), ttl)  # 1.8: remembered; Keystone refuses the renewal
     requests_at(keystone_app, clock, started, headers, (0.31,), ttl, status=401)
     requests_at(keystone_app, clock, started, basic(name, "second-pw"), (0.32,), ttl)
+
+
+def test_a_renewal_keystone_cannot_answer_keeps_the_credential_until_its_time(keystone_app, keystone, renewals,
+                                                                              monkeypatch):
+    """Keystone down when the renewal asks: the requests keep the remembered verdict, no other renewal is started,
+    and the first request after its time checks it itself (503 while Keystone is down), as without renewals."""
+    from nailgun_host.auth import keystone as keystone_auth
+
+    clock, started = renewals
+    ttl = settings["AUTH"]["credential_cache_ttl"]
+    asked = []
+    check = keystone_auth.Keystone.check_password
+    monkeypatch.setattr(keystone_auth.Keystone, "check_password", lambda *args: asked.append(
+        threading.current_thread().name) or check(*args))
+    headers = basic("reader")
+    requests_at(keystone_app, clock, started, headers, (0,), ttl)
+    with keystone.stopped():
+        requests_at(keystone_app, clock, started, headers, (0.85, 0.9, 0.99), ttl)
+        requests_at(keystone_app, clock, started, headers, (0.2,), ttl, status=503)  # at 1.19
+    requests_at(keystone_app, clock, started, headers, (0.01,), ttl)
+    assert asked == ["MainThread", "nailgun-credential-renewal", "MainThread", "MainThread"]
