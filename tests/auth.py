@@ -43,7 +43,7 @@ def edit_users_file(path, text):
     looks at the file that often, so an edit by other means than ``nailgun-users`` counts within that time."""
     from nailgun_host.auth import local
 
-    with open(path, "w") as stream:
+    with open(path, "wb" if isinstance(text, bytes) else "w") as stream:
         stream.write(text)
     time.sleep(local.LOOK_SECONDS)
 

@@ -95,11 +95,12 @@ class TokenIssuer:
                 identity, access = middleware.password_check(
                     user, address, lambda: keystone.check_password(user, password, tenant))
             return v2_access(access.auth_token, access.expires, identity, access.project_name)
+        content = users.content()  # the one file the login is checked against and its token carries
         if kind == "token":  # the same login again: the token keeps the expiry of the first
-            identity, expires = users.check_token(user)
+            identity, expires = users.check_token(user, content)
         else:
-            identity, expires = middleware.check_password(user, password, address), None
-        token, expires = users.issue_token(identity, expires)
+            identity, expires = middleware.check_password(user, password, address, content), None
+        token, expires = users.issue_token(identity, content, expires)
         return v2_access(token, datetime.datetime.fromtimestamp(expires, datetime.timezone.utc), identity,
                          tenant or "admin")
 

@@ -59,9 +59,9 @@ class UsersFileError(AuthenticationUnavailable):
 
 def _read(path):
     try:
-        with open(path) as stream:
+        with open(path, encoding="utf-8") as stream:
             loaded = yaml.safe_load(stream) or {}
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise UsersFileError("cannot read the users file {0}: {1}".format(path, exc))
     users = loaded.get("users") if isinstance(loaded, dict) else None
     if not isinstance(users, dict) or not all(
@@ -153,9 +153,11 @@ class LocalUsers:
             if stamp != self._stamp:
                 self._content = _read(self.path)
                 self._stamp = stamp
-            content = self._content
+            content = self._content  # the file as last read, so never older than any look's before
             if self._looked[0] is None or asked_at > self._looked[0]:
                 self._looked = (asked_at, content)
+            else:  # a later look has finished first: it keeps its time, with the newest content
+                self._looked = (self._looked[0], content)
             return content
 
     def content(self):
@@ -176,18 +178,20 @@ class LocalUsers:
                                                  user_id=name)
         return identity
 
-    def remembered(self, name, password):
-        """The user's identity if this password was found right lately (no bcrypt check), else None."""
-        content = self._content_now()
+    def remembered(self, name, password, content=None):
+        """The user's identity if this password was found right lately (no bcrypt check), else None; against
+        ``content`` (the file as ``content()`` gave it) or the file as it is now."""
+        content = content or self._content_now()
         entry = content["users"].get(name)
         if entry and self.cache.get(name, entry["password"], password):
             return self._identity(name, content)
         return None
 
-    def check_password(self, name, password):
-        """The user's identity, with the roles the file gives now; AuthenticationFailed if wrong. A bcrypt
-        check: the caller runs it in a check slot (``AuthMiddleware.password_check``)."""
-        content = self._content_now()
+    def check_password(self, name, password, content=None):
+        """The user's identity, with the roles the file gives (``content``, or the file as it is now);
+        AuthenticationFailed if wrong. A bcrypt check: the caller runs it in a check slot
+        (``AuthMiddleware.password_check``)."""
+        content = content or self._content_now()
         entry = content["users"].get(name)
         stored = entry["password"] if entry else _hash_for_unknown_users(content["users"])
         encoded = password.encode("utf-8")
@@ -200,19 +204,20 @@ class LocalUsers:
         self.cache.put(True, name, stored, password)
         return self._identity(name, content)
 
-    def issue_token(self, identity, expires=None):
-        """A token of the user valid ``token_ttl`` seconds (or until ``expires``): (token, expiry time)."""
-        content = self._content_now()
+    def issue_token(self, identity, content, expires=None):
+        """A token of the user valid ``token_ttl`` seconds (or until ``expires``): (token, expiry time). It
+        carries the password of ``content``, the file its login was checked against: a password changed
+        meanwhile ends it."""
         expires = expires or time.time() + self.token_ttl
         payload = json.dumps({"user": identity.name, "expires": expires,
                               "password": fingerprint(content["users"][identity.name])}).encode()
         return self.token_keys.sign(payload).decode(), expires
 
-    def check_token(self, token):
+    def check_token(self, token, content=None):
         """The identity a token of this server names, and when the token expires. A token opened under the
         keys this process holds now is not opened again (a rotation or a reload of the keys opens it anew);
         its expiry, user, password and revocation are checked at every request."""
-        content = self._content_now()
+        content = content or self._content_now()
         claims = self.opened.get(token)
         if claims is None or claims[0] is not self.token_keys.current():
             claims = self._claims(token)

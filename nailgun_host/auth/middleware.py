@@ -143,14 +143,16 @@ class AuthMiddleware:
         with self.failures.attempt(user, address), self.slots.slot():
             return check()
 
-    def check_password(self, user, password, address=None):
+    def check_password(self, user, password, address=None, users=None):
         """The identity of a user name and password: at once when checked lately (unless the name or
-        address is locked), else checked in a slot (Keystone's answers are then remembered briefly)."""
+        address is locked), else checked in a slot (Keystone's answers are then remembered briefly). In
+        local mode against ``users``, the users file's content the caller holds (else the file now)."""
         self.failures.refuse_if_locked(user, address)
         if self.local_users:
-            identity = self.local_users.remembered(user, password)
+            users = users or self.local_users.content()
+            identity = self.local_users.remembered(user, password, users)
             return identity or self.password_check(
-                user, address, lambda: self.local_users.check_password(user, password))
+                user, address, lambda: self.local_users.check_password(user, password, users))
         identity = self.cache.get(user, password, renew=lambda found: self._renew_password(user, password, address))
         if identity is None:
             checked_at = time.monotonic()
@@ -209,11 +211,11 @@ class AuthMiddleware:
         if checking is not None:
             checking.wait(CHECK_WAIT)
             return self._remembered(authorization, users, address) or self.check_password(
-                *decode_basic(authorization), address)
+                *decode_basic(authorization), address, users)
         try:
             checked_at = time.monotonic()
             user, password = decode_basic(authorization)
-            identity = self.check_password(user, password, address)
+            identity = self.check_password(user, password, address, users)  # the verdict stored with ``users``
             self.basic_headers.put((user, identity, users), authorization, checked_at=checked_at)
             return identity
         finally:

@@ -5,6 +5,7 @@ The same checks against a real Keystone live in tests/host/test_auth_keystone.py
 import base64
 import copy
 import json
+import os
 import re
 import stat
 import threading
@@ -350,7 +351,7 @@ def test_a_policy_file_that_does_not_parse_stops_the_start(migrated_db, tmp_path
 def test_a_users_file_that_breaks_while_serving_refuses_with_503(local_app, tmp_path):
     token = login(local_app, "member").json["access"]["token"]["id"]
     users_file = tmp_path / "users.yaml"
-    for broken in ("users: [\n", "users: {member: 1}\n", ""):
+    for broken in ("users: [\n", "users: {member: 1}\n", "", b"users: {}\n# caf\xe9, not UTF-8\n"):
         edit_users_file(users_file, broken)
         for headers in (basic("member"), {"X-Auth-Token": token}):
             answer = local_app.get("/api/v1/clusters/", headers=headers, status=503)
@@ -667,9 +668,9 @@ def test_a_credential_is_not_renewed_in_a_thread_that_cannot_start(monkeypatch, 
     assert "no thread can be started" in caplog.text
 
 
-def test_looks_at_the_users_file_at_once_end_with_the_newest_file(tmp_path, monkeypatch):
-    """A look held before its stat while a later one reads the old file and the file is replaced: once the looks
-    have run out, the content is the new file's (the old one was kept as the new file's content)."""
+def test_looks_at_the_users_file_at_once_never_go_back_to_an_older_file(tmp_path, monkeypatch):
+    """A look held before its stat while a later one reads the old file and the file is replaced: the held look
+    reads the new file, and from then on (not only once the later look has run out) the content is the new one."""
     from nailgun_host.auth import credential_cache
 
     path = write_users_file(tmp_path / "users.yaml")
@@ -692,12 +693,56 @@ def test_looks_at_the_users_file_at_once_end_with_the_newest_file(tmp_path, monk
     assert users.content()["users"]["reader"]["roles"] == ["reader"]  # a look started later, at the old file
     content = yaml.safe_load(path.read_text())
     content["users"]["reader"]["roles"] = ["admin"]
-    local.save(str(path), content)
+    replacement = tmp_path / "users.new"
+    replacement.write_text(yaml.safe_dump(content))
+    os.replace(replacement, path)  # as an editor or a copy would, without nailgun-users' wait
     go.set()
     looker.join(10)
     assert seen["held"]["users"]["reader"]["roles"] == ["admin"]
+    assert users.content()["users"]["reader"]["roles"] == ["admin"]
     time.sleep(local.LOOK_SECONDS)
     assert users.content()["users"]["reader"]["roles"] == ["admin"]
+
+
+def _looks_seeing(monkeypatch, tmp_path, first, then):
+    """The server's looks at the users file see ``first(the file's content)``, then ``then(the file's content)``:
+    the file changed between two looks of one request."""
+    read = local._read(str(tmp_path / "users.yaml"))
+    contents = [first(copy.deepcopy(read)), then(copy.deepcopy(read))]
+    looks = []
+
+    def content_now(users):
+        looks.append(1)
+        return contents[0] if len(looks) == 1 else contents[1]
+
+    monkeypatch.setattr(local.LocalUsers, "_content_now", content_now)
+
+
+def _new_password(content):
+    content["users"]["reader"]["password"] = bcrypt.hashpw(b"new-pw", bcrypt.gensalt(4)).decode()
+    return content
+
+
+def test_a_basic_credential_is_checked_against_the_file_it_is_remembered_with(local_app, tmp_path, monkeypatch):
+    """A request's verdict is found against the content it is then remembered with: found against another
+    look's, the old password checked against the old file was remembered with the new one, and kept."""
+    _looks_seeing(monkeypatch, tmp_path, first=_new_password, then=lambda content: content)
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
+
+
+@pytest.mark.parametrize("change", ["password", "deleted"])
+def test_a_login_gets_a_token_of_the_file_it_was_checked_against(local_app, tmp_path, monkeypatch, change):
+    """The file changed while a login's bcrypt ran: the token carries the password it was checked with, so it
+    is refused under the new file (it carried the new one), and a user deleted meanwhile is no 500."""
+    def changed(content):
+        if change == "deleted":
+            del content["users"]["reader"]
+            return content
+        return _new_password(content)
+
+    _looks_seeing(monkeypatch, tmp_path, first=lambda content: content, then=changed)
+    token = login(local_app, "reader").json["access"]["token"]["id"]
+    local_app.get("/api/v1/clusters/", headers={"X-Auth-Token": token}, status=401)
 
 
 def test_a_remembered_basic_header_is_refused_while_its_name_is_locked(local_app):

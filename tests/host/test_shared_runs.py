@@ -48,7 +48,8 @@ def world(migrated_db, tmp_path_factory):
         client.put_json(document.format(component["resource_definitions"][0]["id"]), {"pin": pin, "plain": 1},
                         headers=admin, status=204)
     users = local.LocalUsers(users_file, 3600, credential_cache.CredentialCache(60), token_keys.TokenKeys())
-    expired, _ = users.issue_token(Identity("admin", ("admin",), user_id="admin"), expires=time.time() - 1)
+    expired, _ = users.issue_token(Identity("admin", ("admin",), user_id="admin"), users.content(),
+                                    expires=time.time() - 1)
     assert notify.listener().connected.wait(30)
     yield {"app": app, "environment": environment, "document": document.format("astute"), "credentials": {
         "admin": {"Authorization": basic("admin")}, "reader": {"Authorization": basic("reader")},
