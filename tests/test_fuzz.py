@@ -6,7 +6,8 @@ a node, free nodes, a provisioning task and a ConfigDB component, resource and e
 with values, so that most generated paths name existing objects. Then hypothesis draws
 requests from ``GET /api/v1/openapi.json``: an operation, its path parameters (mostly the
 seeded ids), a few query parameters, and a body: valid for the operation's request schema
-(hypothesis-jsonschema), any JSON, a valid one carrying a raw UTF-8 surrogate, or for
+(hypothesis-jsonschema), any JSON, a valid one carrying a raw UTF-8 surrogate, one nested deeper than
+the JSON decoder goes, or for
 values documents a type-only change of the stored value. Targeted examples of issue 9's
 known classes run first through the same checks.
 
@@ -53,6 +54,8 @@ EVIL_HOST = "evil.example"
 SQL_TEXT = re.compile(r"constraint|UNIQUE|duplicate key|violates|INSERT INTO|SELECT |sqlite3|psycopg|"
                       r"_pkey|_key\b|_fkey", re.IGNORECASE)
 SURROGATE = "\udc80"
+#: a JSON body nested deeper than the decoder's recursion allows (a client's, within every body limit)
+TOO_DEEP = b"[" * 20000 + b"]" * 20000
 QUERY_NAMES = ("key", "effective", "show_lookup", "version", "from", "to", "nodes", "cluster_id", "ids",
                "force", "extension_names", "component_id")
 QUERY_VALUES = ("", "1", "0", "true", "a", "a.b", "-1", str(MAX_ID + 1), "١")
@@ -388,7 +391,8 @@ def requests_of(campaign, operations):
 
     def body(schema):
         valid = from_schema(generable(schema))
-        choices = [valid, valid, valid, json_values(), valid.map(lambda v: (_poison(v), True))]
+        choices = [valid, valid, valid, json_values(), valid.map(lambda v: (_poison(v), True)),
+                   st.just((TOO_DEEP, False))]
         if schema == {"type": "object"}:
             choices.extend([TYPE_FLIPS, TYPE_FLIPS])
         return st.one_of(*choices).map(lambda v: v if isinstance(v, tuple) else (v, False))

@@ -46,7 +46,7 @@ def _credentials(environ):
         else:
             kind, user, secret = "password", auth["passwordCredentials"]["username"], \
                 auth["passwordCredentials"]["password"]
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise BadRequest('expected {"auth": {"passwordCredentials": {"username": ..., "password": ...}, '
                          '"tenantName": ...}} or {"auth": {"token": {"id": ...}, "tenantName": ...}}')
     values = (user, secret) + tuple(value for value in (tenant, tenant_id) if value is not None)

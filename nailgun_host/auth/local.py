@@ -61,12 +61,13 @@ def _read(path):
     try:
         with open(path, encoding="utf-8") as stream:
             loaded = yaml.safe_load(stream) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:  # ValueError: undecodable, or a bad date
         raise UsersFileError("cannot read the users file {0}: {1}".format(path, exc))
     users = loaded.get("users") if isinstance(loaded, dict) else None
     if not isinstance(users, dict) or not all(
-            isinstance(entry, dict) and isinstance(entry.get("password"), str)
-            and isinstance(entry.get("roles", []), list) for entry in users.values()):
+            isinstance(name, str) and isinstance(entry, dict) and isinstance(entry.get("password"), str)
+            and isinstance(entry.get("roles", []), list) and all(isinstance(role, str) for role in entry.get(
+                "roles", [])) for name, entry in users.items()):
         raise UsersFileError("{0} is not a users file: it needs users "
                              "({{name: {{password: <bcrypt hash>, roles: [...]}}}})".format(path))
     return loaded
@@ -83,7 +84,7 @@ def fingerprint(entry):
 
 @functools.lru_cache(maxsize=1024)
 def _fingerprint(password_hash):
-    return hashlib.sha256(password_hash.encode()).hexdigest()[:16]
+    return hashlib.sha256(password_hash.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def hash_password(password):
@@ -164,7 +165,7 @@ class LocalUsers:
         """The users file as it is now (read again if it changed): the same object while it does not."""
         return self._content_now()
 
-    def _identity(self, name, content):
+    def identity(self, name, content):
         """The user's identity as ``content`` says: one object per user and content of the file."""
         known = self._identities
         if known[0] is not content:
@@ -178,13 +179,18 @@ class LocalUsers:
                                                  user_id=name)
         return identity
 
+    def password_hash(self, name, content):
+        """The password hash ``content`` (the users file as ``content()`` gave it) holds for the user, or None."""
+        entry = content["users"].get(name)
+        return entry["password"] if entry else None
+
     def remembered(self, name, password, content=None):
         """The user's identity if this password was found right lately (no bcrypt check), else None; against
         ``content`` (the file as ``content()`` gave it) or the file as it is now."""
         content = content or self._content_now()
         entry = content["users"].get(name)
         if entry and self.cache.get(name, entry["password"], password):
-            return self._identity(name, content)
+            return self.identity(name, content)
         return None
 
     def check_password(self, name, password, content=None):
@@ -202,7 +208,7 @@ class LocalUsers:
         if not (entry and matches):
             raise AuthenticationFailed("wrong user name or password")
         self.cache.put(True, name, stored, password)
-        return self._identity(name, content)
+        return self.identity(name, content)
 
     def issue_token(self, identity, content, expires=None):
         """A token of the user valid ``token_ttl`` seconds (or until ``expires``): (token, expiry time). It
@@ -227,7 +233,7 @@ class LocalUsers:
         if expires < time.time() or entry is None or carried != fingerprint(entry) or \
                 self.token_keys.revoked(name, carried):
             raise AuthenticationFailed("the token is invalid or expired")
-        return self._identity(name, content), expires
+        return self.identity(name, content), expires
 
     def _claims(self, token):
         """``(keys, user name, expiry, password fingerprint)`` of a token the ``keys`` open."""

@@ -172,12 +172,6 @@ class AuthMiddleware:
 
         credential_cache.renewal(lambda: self._renewing(check, lambda: self.cache.forget(user, password)))
 
-    def _renew_basic(self, authorization, remembered, checked_at):
-        """Remember a Basic header in use for another ``credential_cache_ttl``: its verdict was found against
-        the users file it is remembered with (``remembered``), and the same file gives the same verdict, so no
-        bcrypt check is run again (any change of the file checks it anew)."""
-        self.basic_headers.put(remembered, authorization, checked_at=checked_at)
-
     @staticmethod
     def _renewing(check, forget):
         """Run a renewal's ``check``: a credential found wrong is forgotten at once; one that cannot be checked
@@ -193,8 +187,8 @@ class AuthMiddleware:
 
     def basic_identity(self, authorization, address):
         """The identity of an ``Authorization: Basic`` value. In local mode the same value found right against
-        the users file as it is now is not decoded or checked again (its name's lockout still is); any change
-        of the file checks it anew."""
+        the password hash the users file holds now for its user is not decoded or checked again (its name's
+        lockout still is; its roles are the file's now); a new password (or the user's removal) checks it anew."""
         users = self.local_users.content() if self.local_users else None
         if users is None:
             return self.check_password(*decode_basic(authorization), address)
@@ -215,20 +209,24 @@ class AuthMiddleware:
         try:
             checked_at = time.monotonic()
             user, password = decode_basic(authorization)
-            identity = self.check_password(user, password, address, users)  # the verdict stored with ``users``
-            self.basic_headers.put((user, identity, users), authorization, checked_at=checked_at)
+            identity = self.check_password(user, password, address, users)
+            self.basic_headers.put((user, self.local_users.password_hash(user, users)), authorization,
+                                   checked_at=checked_at)
             return identity
         finally:
             with self._checking_lock:
                 self._checking.pop(key).set()
 
     def _remembered(self, authorization, users, address):
-        remembered = self.basic_headers.get(authorization, renew=lambda found: found[2] is users and self._renew_basic(
-            authorization, found, time.monotonic()))
-        if remembered is not None and remembered[2] is users:
-            self.failures.refuse_if_locked(remembered[0], address)
-            return remembered[1]
-        return None
+        """The identity of a Basic header found right against the password hash ``users`` holds for its user
+        (``(user, hash)`` remembered), else None. One in use is renewed: the verdict of a password against a
+        hash cannot change, so it is kept for another ``credential_cache_ttl`` without a bcrypt check."""
+        remembered = self.basic_headers.get(authorization, renew=lambda found: self.basic_headers.put(
+            found, authorization))
+        if remembered is None or self.local_users.password_hash(remembered[0], users) != remembered[1]:
+            return None
+        self.failures.refuse_if_locked(remembered[0], address)
+        return self.local_users.identity(remembered[0], users)
 
     def _pass(self, identity, environ, start_response):
         environ[ENVIRON_KEY] = identity

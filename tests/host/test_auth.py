@@ -351,7 +351,9 @@ def test_a_policy_file_that_does_not_parse_stops_the_start(migrated_db, tmp_path
 def test_a_users_file_that_breaks_while_serving_refuses_with_503(local_app, tmp_path):
     token = login(local_app, "member").json["access"]["token"]["id"]
     users_file = tmp_path / "users.yaml"
-    for broken in ("users: [\n", "users: {member: 1}\n", "", b"users: {}\n# caf\xe9, not UTF-8\n"):
+    for broken in ("users: [\n", "users: {member: 1}\n", "", b"users: {}\n# caf\xe9, not UTF-8\n",
+                   "users: {}\nwhen: 2024-13-45\n", "users: {}\nx: " + "[" * 5000 + "]" * 5000 + "\n",
+                   "users: {1: {password: x, roles: [reader]}}\n", "users: {a: {password: x, roles: [1]}}\n"):
         edit_users_file(users_file, broken)
         for headers in (basic("member"), {"X-Auth-Token": token}):
             answer = local_app.get("/api/v1/clusters/", headers=headers, status=503)
@@ -565,8 +567,10 @@ def test_a_user_given_the_hiera_role_by_nailgun_users_reads_secrets_in_clear(mig
     assert masked.json == {"db_password": "<secret>", "port": 5} and masked.headers[MASKED_HEADER] == "true"
 
 
-def test_a_repeated_basic_header_is_checked_once_while_the_users_file_is_unchanged(local_app, tmp_path,
-                                                                                    monkeypatch):
+def test_a_repeated_basic_header_is_checked_once_while_its_password_is_unchanged(local_app, tmp_path, monkeypatch):
+    """The verdict of a password against a hash cannot change: another user's change, or this one's roles, check
+    nothing again (every active client would run bcrypt at once after any edit, and get 503 past the slots);
+    roles count at once, a new password or the user's removal checks it anew."""
     checks = []
     checkpw = bcrypt.checkpw
     monkeypatch.setattr(bcrypt, "checkpw", lambda *args: checks.append(1) or checkpw(*args))
@@ -580,13 +584,26 @@ def test_a_repeated_basic_header_is_checked_once_while_the_users_file_is_unchang
     assert (len(checks), len(decoded)) == (1, 1)
     users_file = tmp_path / "users.yaml"
     content = yaml.safe_load(users_file.read_text())
+    content["users"]["someone-else"] = {"password": content["users"]["admin"]["password"], "roles": ["admin"]}
+    edit_users_file(users_file, yaml.safe_dump(content))
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=200)
     content["users"]["reader"]["roles"] = ["nobody-s-role"]
-    edit_users_file(users_file, yaml.safe_dump(content) + "\n")  # any change: the header is decoded again
+    edit_users_file(users_file, yaml.safe_dump(content) + "\n")
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=403)
+    assert (len(checks), len(decoded)) == (1, 1)
+    content["users"]["reader"] = dict(content["users"]["member"], roles=["reader"])  # another password
+    edit_users_file(users_file, yaml.safe_dump(content))
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
     del content["users"]["reader"]
     edit_users_file(users_file, yaml.safe_dump(content))
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
     assert len(decoded) == 3
+
+
+def test_a_login_body_nested_too_deep_is_a_400(local_app):
+    body = '{"auth": ' + "[" * 20000 + "]" * 20000 + "}"  # within the login's 64 KB
+    answer = local_app.post("/keystone/v2.0/tokens", body, content_type="application/json", status=400)
+    assert answer.json["message"].startswith('Invalid login request: expected {"auth"')
 
 
 def test_requests_look_at_the_users_file_at_most_once_per_look_time(local_app, tmp_path, monkeypatch):
