@@ -221,9 +221,15 @@ class AuthMiddleware:
         """The identity of a Basic header found right against the password hash ``users`` holds for its user
         (``(user, hash)`` remembered), else None. One in use is renewed: the verdict of a password against a
         hash cannot change, so it is kept for another ``credential_cache_ttl`` without a bcrypt check."""
-        remembered = self.basic_headers.get(authorization, renew=lambda found: self.basic_headers.put(
+        def holds(found):
+            return self.local_users.password_hash(found[0], users) == found[1]
+
+        remembered = self.basic_headers.get(authorization, renew=lambda found: holds(found) and self.basic_headers.put(
             found, authorization))
-        if remembered is None or self.local_users.password_hash(remembered[0], users) != remembered[1]:
+        if remembered is None:
+            return None
+        if not holds(remembered):  # a new password, or the user removed: forgotten, whatever the file becomes
+            self.basic_headers.forget(authorization)
             return None
         self.failures.refuse_if_locked(remembered[0], address)
         return self.local_users.identity(remembered[0], users)

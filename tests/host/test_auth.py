@@ -591,6 +591,7 @@ def test_a_repeated_basic_header_is_checked_once_while_its_password_is_unchanged
     edit_users_file(users_file, yaml.safe_dump(content) + "\n")
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=403)
     assert (len(checks), len(decoded)) == (1, 1)
+    reader = content["users"]["reader"]
     content["users"]["reader"] = dict(content["users"]["member"], roles=["reader"])  # another password
     edit_users_file(users_file, yaml.safe_dump(content))
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
@@ -598,6 +599,10 @@ def test_a_repeated_basic_header_is_checked_once_while_its_password_is_unchanged
     edit_users_file(users_file, yaml.safe_dump(content))
     local_app.get("/api/v1/clusters/", headers=basic("reader"), status=401)
     assert len(decoded) == 3
+    content["users"]["reader"] = dict(reader, roles=["reader"])  # the old hash back: checked anew, not kept
+    edit_users_file(users_file, yaml.safe_dump(content))
+    local_app.get("/api/v1/clusters/", headers=basic("reader"), status=200)
+    assert len(decoded) == 4  # decoded again (its password found in the login cache of that hash: no bcrypt)
 
 
 def test_a_login_body_nested_too_deep_is_a_400(local_app):
