@@ -18,21 +18,12 @@ from nailgun_host.app import build_wsgi
 from nailgun_host.auth import middleware, token_keys
 from nailgun_host.cmd import users
 from nailgun_platform import secrets
-from tests.host.test_auth import auth_settings, basic, login, write_users_file  # noqa: F401 (fixture)
-
-
-class Clock:
-    """``time`` for ``token_keys``: its monotonic clock moves only when a test says so."""
-
-    def __init__(self):
-        self.now = 1000.0
-
-    def monotonic(self):
-        return self.now
+from tests.host.test_auth import Clock, auth_settings, basic, login, write_users_file  # noqa: F401 (fixture)
 
 
 @pytest.fixture
 def clock(monkeypatch):
+    """``time`` for ``token_keys``: its monotonic clock moves only when a test says so."""
     fake = Clock()
     monkeypatch.setattr(token_keys, "time", fake)
     return fake
