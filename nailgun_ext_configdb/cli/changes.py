@@ -7,6 +7,7 @@ it saw, until Ctrl-C; a server out of reach (refused, silent, 5xx) is retried wi
 why and when, while a 4xx or a TLS failure (which only a changed setting cures) ends the command.
 """
 import json
+import signal
 import time
 
 from cliff import lister
@@ -78,8 +79,8 @@ class ConfigChanges(ClientMixin, lister.Lister):
             return super().run(parsed_args)
         try:
             self.follow(parsed_args)
-        except KeyboardInterrupt:
-            pass
+        except KeyboardInterrupt:  # how a follow ends; another interrupt while exiting is no traceback
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # (``timeout -s INT`` sends it to the process and its group)
         return 0
 
     def follow(self, args):
