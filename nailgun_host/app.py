@@ -111,6 +111,10 @@ def error_response(exc):
         # the database chose this request as the loser of a race (deadlock, serialization): nothing was written
         return _json_error(409, "The request collided with a concurrent one; nothing was changed: try again",
                            headers={"Retry-After": "1"})
+    if isinstance(exc, keys.KeyManagerUnavailable):
+        LOG.error("Refusing %s %s: %s", web.ctx.method, web.ctx.path, exc)
+        fault = errors.ServiceUnavailable(sealed.KEY_MANAGER_MESSAGE)
+        return _json_error(fault.status, fault.message, headers=fault.headers)
     if isinstance(exc, (keys.KeyRepositoryError, keys.UndecryptableValue)):
         LOG.error("Refusing %s %s: %s", web.ctx.method, web.ctx.path, exc)
         return _json_error(503, "The server cannot read its secrets' keys; an operator must fix its key repository")

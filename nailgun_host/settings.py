@@ -19,7 +19,7 @@ import copy
 import os
 
 from nailgun_host import extensions
-from nailgun_platform import hosting, strict_yaml
+from nailgun_platform import hosting, secrets, strict_yaml
 
 #: the settings file the RPM installs (specs/, packaging/settings.yaml), read when nothing names another
 DEFAULT_FILE = "/etc/fuel-nailgun-extensions/settings.yaml"
@@ -64,8 +64,20 @@ DEFAULTS = {
     },
     # secrets at rest and who sees them: docs/operator/secrets.md; nailgun_platform.secrets
     "SECRETS": {
-        "key_repository": None,  # None: <SQLite file>.fernet-keys; required for any other database
+        "key_manager": "local",  # local: the keys in key_repository, on disk; castellan: in the cloud's key manager
+        "key_repository": None,  # None: <SQLite file>.fernet-keys; required for any other database (local)
         "patterns": None,  # None: nailgun_platform.secrets.classify.DEFAULT_PATTERNS
+        # key_manager castellan: docs/operator/secrets.md; nailgun_platform.secrets.key_manager
+        "castellan": {
+            "backend": "barbican",  # castellan's backend
+            "barbican_endpoint": None,  # None: the Keystone catalog's key-manager endpoint
+            "interface": "public",  # the catalog's endpoint interface: public | internal | admin
+            # the Keystone user (auth_url, username, password, project_name, user_domain_name,
+            # project_domain_name, cafile); None: AUTH.keystone's service user
+            "auth": None,
+            "keys_seconds": 60,  # how long a process keeps the keys it fetched before it asks again
+            "timeout": 5,  # seconds a call to Keystone or the key manager may take
+        },
     },
     # the log: docs/operator/logs-and-stats.md; nailgun_host.request_log
     "LOG": {
@@ -159,15 +171,29 @@ def _check_login_limits(auth):
 
 
 def _check_key_repository(settings):
-    """A database that is not a SQLite file (PostgreSQL) is shared by hosts: they must name its keys."""
-    if settings["SECRETS"]["key_repository"] is None and settings.sqlite_file is None:
+    """A database that is not a SQLite file (PostgreSQL) is shared by hosts: they must name its keys (unless the
+    key manager holds them)."""
+    if settings["SECRETS"]["key_manager"] == "local" and settings["SECRETS"]["key_repository"] is None \
+            and settings.sqlite_file is None:
         raise ValueError("SECRETS.key_repository must name the directory of the secrets' keys when the database "
                          "is not a SQLite file (every host of it needs the same keys); also NAILGUN_KEY_REPOSITORY")
 
 
-def _check_secrets(secrets):
-    _unknown_keys(secrets, DEFAULTS["SECRETS"], "SECRETS.")
-    patterns = secrets.get("patterns")
+def _check_secrets(section):
+    _unknown_keys(section, DEFAULTS["SECRETS"], "SECRETS.")
+    if section["key_manager"] not in ("local", "castellan"):
+        raise ValueError("SECRETS.key_manager must be local or castellan, not {0!r}".format(section["key_manager"]))
+    castellan = section["castellan"]
+    _unknown_keys(castellan, DEFAULTS["SECRETS"]["castellan"], "SECRETS.castellan.")
+    for name in ("keys_seconds", "timeout"):
+        if not (isinstance(castellan[name], int) and not isinstance(castellan[name], bool) and castellan[name] >= 1):
+            raise ValueError("SECRETS.castellan.{0} must be a whole number of at least 1, not {1!r}".format(
+                name, castellan[name]))
+    if castellan["auth"] is not None:
+        if not isinstance(castellan["auth"], dict):
+            raise ValueError("SECRETS.castellan.auth must be a mapping of the Keystone user's settings or null")
+        _unknown_keys(castellan["auth"], secrets.KEY_MANAGER_USER, "SECRETS.castellan.auth.")
+    patterns = section.get("patterns")
     if patterns is not None and not (
             isinstance(patterns, list) and all(isinstance(p, str) and p for p in patterns)):
         raise ValueError("SECRETS.patterns must be a list of key-name patterns such as '*password*'")

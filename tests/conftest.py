@@ -373,6 +373,25 @@ def keystone(tmp_path_factory, pytestconfig):
 
 
 @pytest.fixture(scope="session")
+def barbican(keystone, tmp_path_factory):
+    """A real Barbican (``$NAILGUN_TEST_BARBICAN_VENV``, built by run_tests.sh) behind the test Keystone; skips
+    without one, but in CI (``CI=true``), where it fails."""
+    from tests.barbican import Barbican
+
+    venv = os.environ.get("NAILGUN_TEST_BARBICAN_VENV")
+    if not venv or not os.path.isfile(os.path.join(venv, "bin", "gunicorn")):
+        reason = "NAILGUN_TEST_BARBICAN_VENV does not name a Barbican venv (tests/tools/make_barbican_venv.sh)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    start = time.monotonic()
+    server = Barbican(venv, str(tmp_path_factory.mktemp("barbican")), keystone)
+    SUMMARY_LINES.append("barbican: serving in {0:.1f}s".format(time.monotonic() - start))
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
 def tls(tmp_path_factory):
     """A test CA, a server and a client certificate it signed, and a wrong CA (tests/tls.py)."""
     from tests.tls import TLS

@@ -20,6 +20,7 @@ import web
 from nailgun_host import auth, errors, policy, validation
 from nailgun_host.objects import task as task_obj
 from nailgun_host.settings import settings
+from nailgun_platform import secrets as platform_secrets
 from nailgun_platform.etags import none_match  # noqa: F401 (handlers answer If-None-Match with it)
 from nailgun_platform.secrets import masking
 
@@ -215,13 +216,17 @@ def sees_secrets():
 
 def read_access(environ, rule):
     """The read cache's question (``nailgun_platform.read_cache``): None when the request has no identity or
-    ``rule`` refuses it, else whether it sees secrets (kept in the environ, as ``sees_secrets`` would)."""
+    ``rule`` refuses it, or when it sees secrets and the keys are not at hand (the key manager's, fetched no
+    longer: the application answers, 503 while they cannot be fetched); else whether it sees secrets (kept in
+    the environ, as ``sees_secrets`` would)."""
     identity = environ.get(auth.ENVIRON_KEY)
     if identity is None:
         return None
     shown = policy.read_access(rule, identity)
     if shown is not None:
         environ[SEES_SECRETS_KEY] = shown
+    if shown and not platform_secrets.keys_at_hand():
+        return None
     return shown
 
 

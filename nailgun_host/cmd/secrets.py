@@ -1,5 +1,7 @@
-"""``nailgun-secrets``: the secrets' key repository (status, rotation, re-encryption of every sealed value)."""
+"""``nailgun-secrets``: the secrets' keys (status, rotation, re-encryption of every sealed value, and moving them
+between a key repository on disk and the cloud's key manager), wherever ``SECRETS.key_manager`` keeps them."""
 import argparse
+import os
 
 import sqlalchemy.exc
 
@@ -27,7 +29,8 @@ def _migrated_database(url):
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="nailgun-secrets",
-        description="Look after the Fernet keys that encrypt secrets at rest (SECRETS.key_repository). "
+        description="Look after the Fernet keys that encrypt secrets at rest: in a key repository "
+                    "(SECRETS.key_repository) or the cloud's key manager (SECRETS.key_manager: castellan). "
                     "Rotation: rotate, then reencrypt, then retire.")
     startup.common_arguments(parser)
     commands = parser.add_subparsers(title="commands", dest="command", required=True)
@@ -42,30 +45,44 @@ def build_parser():
     retiring = add(commands, "retire", help="remove the keys older than the primary, once nothing needs them")
     retiring.add_argument("--force", action="store_true",
                           help="retire even if stored values still need an old key (they become unreadable)")
+    moving = add(commands, "move-keys", help="copy the keys to the key manager (--to castellan) or to the key "
+                                             "repository (--to local), proved on the database's canary")
+    moving.add_argument("--to", required=True, choices=["castellan", "local"], help="where the keys go")
+    moving.add_argument("--replace", action="store_true",
+                        help="replace other keys the destination holds (they are lost)")
+    moving.add_argument("--remove-source", action="store_true",
+                        help="then delete the keys where they were (SECRETS.key_manager must already name the "
+                             "destination, every server restarted with it)")
     return parser
 
 
 def main(args):
-    from nailgun_host.db import sealed
+    from nailgun_host.db import managed_keys, sealed
     from nailgun_host.extensions import get_all_extensions
     from nailgun_platform import secrets
     from nailgun_platform.secrets import keys
 
     url = startup.load_settings(args)
-    path = secrets.repository_path()
-    print("database: {0}\nkey repository: {1}".format(startup.shown(url), path), flush=True)
-    _migrated_database(url)
+    print("database: {0}".format(startup.shown(url)), flush=True)
     try:
+        path = None if secrets.managed() else secrets.repository_path()
+        print("key manager: " + secrets.manager().describe if path is None else "key repository: " + path,
+              flush=True)
+        _migrated_database(url)
         get_all_extensions()  # their tables hold secrets too
+        if args.command == "move-keys":
+            return _move_keys(args)
         sealed.check_keys(db.get_engine())  # the keys are this database's (a first use creates them)
         if args.command == "rotate":
-            print("key {0} is the primary; now run: nailgun-secrets reencrypt".format(keys.rotate(path)))
+            primary = managed_keys.rotate(db.get_engine()) if secrets.managed() else keys.rotate(path)
+            print("key {0} is the primary; now run: nailgun-secrets reencrypt".format(primary))
             return 0
         if args.command == "reencrypt":
             for column, count in sealed.reencrypt_all().items():
                 print("{0}: {1} value(s) encrypted again".format(column, count))
             return 0
         stale = sum(sealed.reencrypt_all(dry_run=True).values())
+        db.db.rollback()  # the count's transaction: a retirement in the key manager writes on a connection of its own
         if args.command == "status":
             for number, role in secrets.keyset().roles():
                 print("  key {0}: {1}".format(number, role))
@@ -74,14 +91,65 @@ def main(args):
         if stale and not args.force:
             raise StartupError("{0} stored value(s) are not yet under the primary key: run nailgun-secrets "
                                "reencrypt first".format(stale))
-        print("retired key(s): {0}".format(", ".join(map(str, keys.retire(path))) or "none"))
+        retired = managed_keys.retire(db.get_engine()) if secrets.managed() else keys.retire(path)
+        print("retired key(s): {0}".format(", ".join(map(str, retired)) or "none"))
         return 0
-    except keys.KeyRepositoryError as exc:
+    except (keys.KeyRepositoryError, keys.KeyManagerUnavailable) as exc:
         raise StartupError(str(exc))
     except sqlalchemy.exc.DBAPIError as exc:
         raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
     finally:
         db.db.remove()
+
+
+def _move_keys(args):
+    """Copy the keys in force to the other place, prove the copy on the database's canary, and (``--remove-source``)
+    delete them where they were."""
+    from nailgun_host.db import managed_keys, sealed
+    from nailgun_platform import secrets
+    from nailgun_platform.secrets import keys
+
+    engine = db.get_engine()
+    path = secrets.repository_path()
+    to_castellan = args.to == "castellan"
+    if args.remove_source and secrets.managed() != to_castellan:
+        raise StartupError("--remove-source deletes the keys the settings still use: set SECRETS.key_manager to {0} "
+                           "and restart every server first".format(args.to))
+    source = managed_keys.fetched(engine) if not to_castellan else keys.load(path, create=False).keys
+    if not sealed.canary_opens(engine, keys.KeySet("the keys to move", source)):
+        raise StartupError("the keys to move do not open this database's canary: nothing was moved")
+    if to_castellan:
+        where = secrets.manager().describe
+        there = managed_keys.fetched(engine) if managed_keys.refs() else {}
+    else:
+        where = "the key repository " + path
+        there = keys.load(path, create=False).keys if os.path.isdir(path) and os.listdir(path) else {}
+    if there and there != source and not args.replace:
+        raise StartupError("{0} already holds other keys for this database (--replace replaces them, and whatever "
+                           "they encrypted is lost)".format(where))
+    if there != source:
+        if to_castellan:
+            managed_keys.put(engine, source)
+        else:
+            if there:
+                keys.remove(path)
+            keys.write(path, source)
+    copied = managed_keys.fetched(engine) if to_castellan else keys.load(path, create=False).keys
+    if copied != source or not sealed.canary_opens(engine, keys.KeySet(where, copied)):
+        raise StartupError("the keys read back from {0} do not open this database's canary".format(where))
+    print("{0} key(s) {1} to {2}".format("moved" if there != source else "already moved",
+                                          ", ".join(map(str, sorted(source))), where))
+    if args.remove_source:
+        if to_castellan:
+            keys.remove(path)
+            print("removed the key repository " + path)
+        else:
+            managed_keys.remove(engine)
+            print("removed the keys from the key manager")
+    else:
+        print("next: set SECRETS.key_manager: {0}, restart every server, then run nailgun-secrets move-keys --to {0} "
+              "--remove-source".format(args.to))
+    return 0
 
 
 def secrets_keys(argv=None):

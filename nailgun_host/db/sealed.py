@@ -14,7 +14,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nailgun_host import errors, extensions
-from nailgun_host.db import Base, db
+from nailgun_host.db import Base, db, managed_keys
 from nailgun_platform import secrets
 from nailgun_platform.sealed import SealedJSON
 from nailgun_platform.secrets import keys, sealing
@@ -50,6 +50,9 @@ def check_keys_at_start(engine):
         LOG.warning("The database does not answer (%s): the secrets' keys are checked at the first request",
                     str(getattr(exc, "orig", exc)).splitlines()[0])
         return
+    except keys.KeyManagerUnavailable as exc:
+        LOG.warning("%s: the secrets' keys are checked at the first request", exc)
+        return
     _keys_checked.set()
 
 
@@ -62,7 +65,7 @@ def keys_checked(engine):
     if not _keys_checked.is_set():
         try:
             check_keys(engine)
-        except sa.exc.DBAPIError:
+        except (sa.exc.DBAPIError, keys.KeyManagerUnavailable):
             return
         _keys_checked.set()
 
@@ -77,7 +80,10 @@ def check_keys(engine):
     read = sa.select(table.c.token).where(table.c.id == 1)
     with engine.begin() as connection:
         token = connection.scalar(read)
-    if token is not None and not os.path.exists(secrets.repository_path()):
+    if secrets.managed():
+        if token is None:
+            managed_keys.create(engine)  # the key manager's first keys, unless the database names some
+    elif token is not None and not os.path.exists(secrets.repository_path()):
         earlier = secrets.earlier_default()
         raise keys.KeyRepositoryError(
             "The key repository {0} does not exist, and this database holds secrets encrypted with keys: set "
@@ -100,9 +106,22 @@ def check_keys(engine):
         opened = None
     if opened != CANARY_TEXT:
         raise keys.KeyRepositoryError(
-            "The key repository {0} does not hold the keys this database's secrets are encrypted with: "
-            "its keys would read them as garbage. Set SECRETS.key_repository to the repository the "
-            "database was used with (or restore it from its backup).".format(keyset.path))
+            "{0} does not hold the keys this database's secrets are encrypted with: its keys would read them as "
+            "garbage. Set SECRETS.key_repository (or SECRETS.castellan) to the keys the database was used with "
+            "(or restore them from their backup).".format(keyset.where[0].upper() + keyset.where[1:]))
+
+
+def canary_opens(engine, keyset):
+    """Whether ``keyset`` opens this database's canary (a database without one has nothing to open: yes)."""
+    table = SecretsCanary.__table__
+    with engine.connect() as connection:
+        token = connection.scalar(sa.select(table.c.token).where(table.c.id == 1))
+    if token is None:
+        return True
+    try:
+        return keyset.decrypt(token) == CANARY_TEXT
+    except keys.UndecryptableValue:
+        return False
 
 
 def reseal(table, column, classifier_of_row=None, where=None, columns=(), dry_run=False, commit=True, batch=200):
@@ -173,6 +192,11 @@ KEYS_UNFIT_MESSAGE = ("The key repository does not hold the keys this database's
                       "(or cannot be read): an operator must fix it (see nailgun-secrets status)")
 
 
+#: what health says when the key manager holding the keys cannot be asked (the details go to the log)
+KEY_MANAGER_MESSAGE = ("The key manager holding the secrets' keys cannot be asked now (SECRETS.key_manager: "
+                       "castellan); reads and writes of secrets answer 503 until it can")
+
+
 def keys_fault(engine):
     """None while the configured keys open this database's canary; otherwise the 503 to answer.
 
@@ -185,6 +209,9 @@ def keys_fault(engine):
     except keys.KeyRepositoryError as exc:
         LOG.error("Health: %s", exc)
         return errors.ServiceUnavailable(KEYS_UNFIT_MESSAGE)
+    except keys.KeyManagerUnavailable as exc:
+        LOG.error("Health: %s", exc)
+        return errors.ServiceUnavailable(KEY_MANAGER_MESSAGE)
     return None
 
 

@@ -2,8 +2,9 @@
 under the Fernet keys of ``keys``) and how they read for whoever may not see them (``masking``).
 
 None of it knows the web layer or the database: the storage (the ``sealed`` column type, ``nailgun_host.db.sealed``) and
-the handlers call it. ``keyset()`` is the one way to the keys of the configured repository
-(``SECRETS.key_repository``); it notices a rotation within a second, so running servers
+the handlers call it. ``keyset()`` is the one way to the keys in force, wherever ``SECRETS.key_manager`` keeps them: a
+repository on disk (``local``, ``SECRETS.key_repository``) or the cloud's key manager (``castellan``:
+``key_manager``, the database naming the objects). It notices a rotation within a second, so running servers
 decrypt what a newly rotated primary encrypts without a restart.
 """
 import os
@@ -13,12 +14,21 @@ import time
 from nailgun_platform import hosting
 from nailgun_platform.secrets import classify, keys
 
-#: how often (seconds) ``keyset`` looks whether the repository changed
+#: how often (seconds) ``keyset`` looks whether the repository (or the database's key objects) changed
 RECHECK_AFTER = 1.0
 
 _lock = threading.Lock()
 _cache = {"path": None, "stamp": None, "keyset": None, "checked": 0.0}
+#: castellan: the manager of the settings in force, the keys fetched (and when), the last failure (and when)
+_managed_lock = threading.Lock()
+_managed = {"options": None, "manager": None, "refs": None, "keyset": None, "fetched": 0.0, "checked": 0.0,
+            "failure": None, "failed": 0.0}
 
+
+#: the settings of the Keystone user that reaches the key manager (``SECRETS.castellan.auth``; by default those of
+#: ``AUTH.keystone``'s service user)
+KEY_MANAGER_USER = ("auth_url", "username", "password", "project_name", "user_domain_name", "project_domain_name",
+                    "cafile")
 
 #: the name of the default repository, after the SQLite file's: two databases of one directory have their own
 SUFFIX = ".fernet-keys"
@@ -30,6 +40,9 @@ def repository_path():
     configured = hosting.settings["SECRETS"].get("key_repository")
     if configured:
         return os.path.abspath(configured)
+    if hosting.settings.sqlite_file is None:  # the key manager's keys, moved out: the settings must say where
+        raise keys.KeyRepositoryError("SECRETS.key_repository must name the directory of the secrets' keys when "
+                                      "the database is not a SQLite file")
     return hosting.settings.sqlite_file + SUFFIX
 
 
@@ -47,8 +60,48 @@ def patterns():
     return classify.DEFAULT_PATTERNS if configured is None else tuple(configured)
 
 
+def managed():
+    """Whether the keys are in the cloud's key manager (``SECRETS.key_manager: castellan``), not on disk."""
+    return hosting.settings["SECRETS"]["key_manager"] == "castellan"
+
+
+def manager():
+    """The ``key_manager.KeyManager`` of the settings in force (made again when they change)."""
+    try:  # castellan is an extra: only where it is used
+        from nailgun_platform.secrets import key_manager as castellan_keys
+    except ImportError as exc:
+        raise keys.KeyRepositoryError("SECRETS.key_manager castellan needs castellan ({0}): pip install "
+                                      "'fuel-nailgun-extensions[castellan]'".format(exc)) from None
+    options = (repr(hosting.settings["SECRETS"]["castellan"]), repr(hosting.settings["AUTH"]["keystone"]))
+    if _managed["options"] != options:
+        with _managed_lock:
+            if _managed["options"] != options:
+                _managed.update(manager=castellan_keys.KeyManager(hosting.settings["SECRETS"]["castellan"],
+                                                                  hosting.settings["AUTH"]["keystone"]),
+                                options=options, refs=None, keyset=None, failure=None)
+    return _managed["manager"]
+
+
+def keys_at_hand():
+    """Whether the keys in force are in this process's memory (always, from disk): a replayed answer that shows
+    secrets is replayed only while they are, so a key manager out of reach stops it as it stops every read."""
+    if not managed():
+        return True
+    return _managed["keyset"] is not None and \
+        time.monotonic() - _managed["fetched"] < hosting.settings["SECRETS"]["castellan"]["keys_seconds"]
+
+
+def forget_keys():
+    """Drop the keys fetched from the key manager (a command that changed them reads them again)."""
+    with _managed_lock:
+        _managed.update(refs=None, keyset=None, failure=None)
+
+
 def keyset(create=True):
-    """The KeySet of the configured repository (created at first use when missing, if ``create``)."""
+    """The KeySet of the keys in force: a repository's (created at first use when missing, if ``create``), or
+    the key manager's (``nailgun_host.db.managed_keys`` creates those)."""
+    if managed():
+        return _managed_keyset()
     path = repository_path()
     now = time.monotonic()
     cached = _cache["keyset"]
@@ -60,6 +113,49 @@ def keyset(create=True):
             _cache.update(keyset=keys.load(path, create=create), path=path, stamp=_stamp(path))
         _cache["checked"] = now
         return _cache["keyset"]
+
+
+def _managed_keyset():
+    """The key manager's keys the database names (``hosting.key_refs``): looked at once per ``RECHECK_AFTER``,
+    fetched again when the objects change and once ``SECRETS.castellan.keys_seconds`` have passed. A fetch that
+    fails forgets the keys and is remembered for ``RECHECK_AFTER`` (every request meanwhile fails at once), and
+    a request waits for another's fetch at most ``SECRETS.castellan.timeout``."""
+    options = hosting.settings["SECRETS"]["castellan"]
+    key_manager = manager()
+    now = time.monotonic()
+    cached = _managed["keyset"]
+    if cached is not None and now - _managed["checked"] < RECHECK_AFTER and now - _managed["fetched"] < \
+            options["keys_seconds"]:
+        return cached
+    if not _managed_lock.acquire(timeout=options["timeout"]):
+        raise keys.KeyManagerUnavailable("The key manager is slow to answer another request of this process")
+    try:
+        now = time.monotonic()
+        failure = _managed["failure"]
+        if failure is not None and now - _managed["failed"] < RECHECK_AFTER:
+            raise type(failure)(str(failure))  # a new one: raising the same again would grow its traceback
+        cached = _managed["keyset"]
+        if cached is not None and now - _managed["checked"] < RECHECK_AFTER and now - _managed["fetched"] < \
+                options["keys_seconds"]:
+            return cached
+        try:
+            refs = hosting.key_refs()
+            if cached is None or refs != _managed["refs"] or now - _managed["fetched"] >= options["keys_seconds"]:
+                if not refs:
+                    raise keys.KeyRepositoryError(
+                        "SECRETS.key_manager is castellan, and this database names no key in the key manager: a "
+                        "first start makes them, or move the keys there with nailgun-secrets move-keys")
+                fetched = {number: key_manager.fetch(ref) for number, ref in refs.items()}
+                if cached is None or cached.keys != fetched:  # the same keys: what was opened with them stays
+                    cached = keys.KeySet(key_manager.describe, fetched)
+                _managed.update(keyset=cached, refs=refs, fetched=time.monotonic())
+        except Exception as exc:
+            _managed.update(keyset=None, refs=None, failure=exc, failed=time.monotonic())
+            raise
+        _managed.update(checked=now, failure=None)
+        return cached
+    finally:
+        _managed_lock.release()
 
 
 def _stamp(path):

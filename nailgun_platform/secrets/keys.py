@@ -51,22 +51,29 @@ class KeyRepositoryError(Exception):
     """The key repository cannot be used as it is: the message says what is wrong and the fix."""
 
 
+class KeyManagerUnavailable(Exception):
+    """The key manager holding the keys (``SECRETS.key_manager: castellan``) cannot be asked now: down, refusing
+    our user, too slow. What needs a key answers 503 with ``Retry-After`` until it can."""
+
+
 class UndecryptableValue(Exception):
     """No key of the repository decrypts a stored value: another repository, or a retired key."""
 
 
 class KeySet:
-    """The keys of a repository as they were when loaded: encrypt with the primary, decrypt with any."""
+    """The keys of a repository (or of the key manager) as they were when loaded: encrypt with the primary,
+    decrypt with any. ``where``: what an operator is told they come from."""
 
-    def __init__(self, path, keys):
-        self.path = path
+    def __init__(self, where, keys):
+        self.where = where
+        self.keys = dict(keys)
         self.ids = sorted(keys)
         self.primary_id = self.ids[-1]
         order = [self.primary_id] + sorted((n for n in self.ids if n != self.primary_id), reverse=True)
         self._primary = Fernet(keys[self.primary_id])
         self._all = MultiFernet([Fernet(keys[n]) for n in order])
         # of the keys, not of the set: no reference cycle keeps an old set's keys alive once it is replaced
-        self._remembered = functools.lru_cache(maxsize=REMEMBERED)(functools.partial(_opened, self._all, path))
+        self._remembered = functools.lru_cache(maxsize=REMEMBERED)(functools.partial(_opened, self._all, where))
         self._encrypted = set()  # tokens this set encrypted (``is_current`` without a decryption), at most REMEMBERED
 
     def roles(self):
@@ -95,7 +102,7 @@ class KeySet:
         remembered."""
         if type(token) is str and len(token) <= REMEMBERED_LENGTH:
             return self._remembered(token)
-        return _opened(self._all, self.path, token)
+        return _opened(self._all, self.where, token)
 
     def is_current(self, token):
         """Whether ``token`` is already encrypted with the primary key (re-encryption skips it): at once for a token
@@ -103,7 +110,7 @@ class KeySet:
         if token in self._encrypted:
             return True
         try:
-            self._primary.decrypt(_token_bytes(token, self.path))
+            self._primary.decrypt(_token_bytes(token, self.where))
         except (InvalidToken, UndecryptableValue):
             return False
         return True
@@ -111,32 +118,31 @@ class KeySet:
     def reencrypt(self, token):
         """``token``'s value encrypted again under the primary key (its Fernet timestamp kept)."""
         try:
-            return self._all.rotate(_token_bytes(token, self.path)).decode("ascii")
+            return self._all.rotate(_token_bytes(token, self.where)).decode("ascii")
         except InvalidToken:
-            raise _undecryptable(self.path) from None
+            raise _undecryptable(self.where) from None
 
 
-def _opened(fernets, path, token):
-    """The bytes ``token`` holds, opened by any of ``fernets`` (a MultiFernet of the repository ``path``)."""
+def _opened(fernets, where, token):
+    """The bytes ``token`` holds, opened by any of ``fernets`` (a MultiFernet of the keys from ``where``)."""
     try:
-        return fernets.decrypt(_token_bytes(token, path))
+        return fernets.decrypt(_token_bytes(token, where))
     except InvalidToken:
-        raise _undecryptable(path) from None
+        raise _undecryptable(where) from None
 
 
-def _token_bytes(token, path):
+def _token_bytes(token, where):
     if isinstance(token, str):
         if not token.isascii():
-            raise _undecryptable(path)
+            raise _undecryptable(where)
         token = token.encode("ascii")
     return token
 
 
-def _undecryptable(path):
+def _undecryptable(where):
     return UndecryptableValue(
-        "No key of the key repository {0} decrypts a stored value: it was encrypted with a key "
-        "that is not there (another repository, or a key already retired). Restore the repository "
-        "the data was encrypted with.".format(path))
+        "No key of {0} decrypts a stored value: it was encrypted with a key that is not there (other "
+        "keys, or a key already retired). Restore the keys the data was encrypted with.".format(where))
 
 
 def load(path, create=True):
@@ -146,7 +152,12 @@ def load(path, create=True):
         _create(path)
     _check_directory(path)
     with _locked(path, exclusive=False):
-        return KeySet(path, _read_keys(path))
+        return KeySet(repository_name(path), _read_keys(path))
+
+
+def repository_name(path):
+    """What an operator is told of the keys in the repository at ``path``."""
+    return "the key repository {0}".format(path)
 
 
 def rotate(path):
@@ -184,6 +195,32 @@ def retire(path):
     return old
 
 
+def write(path, key_set):
+    """A new repository at ``path`` holding the keys ``{number: Fernet key}`` (keys moved out of the key
+    manager); refused where a repository with keys is already."""
+    path = os.path.abspath(path)
+    if not _missing_or_empty(path):
+        raise KeyRepositoryError("The key repository {0} already holds keys: move them elsewhere first".format(path))
+    _create_directory(path)
+    with _locked(path, exclusive=True):
+        if _entries(path):
+            raise KeyRepositoryError("The key repository {0} was filled meanwhile".format(path))
+        for number, key in sorted(key_set.items()):
+            _write_key(path, number, key)
+        _sync_directory(path)
+
+
+def remove(path):
+    """Delete the repository at ``path``, its keys first (the source of a move into the key manager)."""
+    path = os.path.abspath(path)
+    _check_directory(path)
+    with _locked(path, exclusive=True):
+        for name in os.listdir(path):
+            os.unlink(os.path.join(path, name))
+        _sync_directory(path)
+    os.rmdir(path)
+
+
 def _missing_or_empty(path):
     try:
         return not _entries(path)
@@ -198,7 +235,7 @@ def _entries(path):
     return [name for name in os.listdir(path) if not name.startswith(".")]
 
 
-def _create(path):
+def _create_directory(path):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
         os.mkdir(path, 0o700)
@@ -207,6 +244,10 @@ def _create(path):
     except FileExistsError:
         pass
     _check_directory(path)
+
+
+def _create(path):
+    _create_directory(path)
     with _locked(path, exclusive=True):
         if not _entries(path):  # another process may have created it meanwhile
             _write_key(path, 1, Fernet.generate_key())

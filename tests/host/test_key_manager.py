@@ -1,0 +1,223 @@
+"""The secrets' keys in a real Barbican through castellan (``SECRETS.key_manager: castellan``, issue 28): no key on
+any disk nor in the database, every server of the database on the same keys, ``nailgun-secrets`` rotating,
+re-encrypting and retiring them there, a key manager out of reach making secret reads 503 until it is back, and
+keys moved from a key repository into Barbican and back, proved on the database's canary."""
+import base64
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+import sqlalchemy as sa
+
+from nailgun_host.db import managed_keys, sealed
+from tests.conftest import LiveServer
+
+BIN = os.path.dirname(sys.executable)
+CONFIG = "/api/v1/config"
+SECRET = "s3cret-kept-by-barbican"
+#: what the test run sets for every process, and the settings files here say themselves
+ONLY_THE_FILE = {"NAILGUN_DB_URL": "", "NAILGUN_KEY_REPOSITORY": ""}
+
+
+@pytest.fixture
+def castellan_config(barbican, tmp_path, db_url, migrated_db):
+    """A settings file keeping the keys in the test Barbican (a process reads it through ``NAILGUN_CONFIG``)."""
+    def write(name="castellan.yaml", **secrets_section):
+        chosen = barbican.settings()
+        chosen["SECRETS"].update(secrets_section)
+        path = tmp_path / name
+        path.write_text(json.dumps(dict(chosen, DATABASE_URL=db_url)))
+        return str(path)
+    return write
+
+
+def serve(config):
+    """A ``nailgun-api`` reading ``config`` (which names the test database)."""
+    return LiveServer(json.load(open(config))["DATABASE_URL"], env=dict(NAILGUN_CONFIG=config, **ONLY_THE_FILE))
+
+
+def nailgun_secrets(config, *args):
+    return subprocess.run([os.path.join(BIN, "nailgun-secrets"), "--config", config] + list(args),
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, **ONLY_THE_FILE))
+
+
+def store_secret(url, value=SECRET):
+    """An environment whose document holds ``value`` under a password key; the document's URL."""
+    for path, body in ((CONFIG + "/components", {"name": "fuel", "resource_definitions": [{"name": "astute"}]}),
+                       (CONFIG + "/environments", {"components": ["fuel"], "hierarchy_levels": ["nodes"]})):
+        assert requests.post(url + path, json=body, timeout=30).status_code == 201
+    document = url + CONFIG + "/environments/1/resources/astute/values"
+    answer = requests.put(document, json={"mysql": {"root_password": value, "port": 3306}}, timeout=30)
+    assert answer.status_code == 204, answer.text
+    return CONFIG + "/environments/1/resources/astute/values"
+
+
+def read_secret(url, document):
+    answer = requests.get(url + document, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["mysql"]["root_password"]
+
+
+def key_objects(engine):
+    with engine.connect() as connection:
+        return dict(connection.execute(sa.select(managed_keys.TABLE.c.number, managed_keys.TABLE.c.object_id)).all())
+
+
+def files_under(*directories):
+    for directory in directories:
+        for root, _dirs, names in os.walk(directory):
+            for name in names:
+                with open(os.path.join(root, name), "rb") as stream:
+                    yield os.path.join(root, name), stream.read()
+
+
+def test_two_servers_without_a_key_repository_share_the_keys_barbican_holds(castellan_config, barbican, db_url,
+                                                                             migrated_db, tmp_path):
+    config = castellan_config()
+    first, second = serve(config), serve(config)
+    try:
+        document = store_secret(first.url)
+        assert read_secret(second.url, document) == SECRET
+    finally:
+        first.stop()
+        second.stop()
+    named = key_objects(migrated_db[0])
+    assert sorted(named) == [0, 1]
+    held = barbican.secrets()
+    assert set(named.values()) <= set(held)
+    key_texts = [base64.urlsafe_b64encode(held[object_id]) for object_id in named.values()]
+    assert all(len(held[object_id]) == 32 for object_id in named.values())
+    # nothing on this test's disk nor in the database holds a key (raw or as text) or the secret in clear
+    places = [str(tmp_path)]
+    database = sa.make_url(db_url).database if db_url.startswith("sqlite") else None
+    if database:
+        places.append(os.path.dirname(database))
+    for name, content in files_under(*places):
+        for key in key_texts:
+            assert key not in content and base64.urlsafe_b64decode(key) not in content, name
+        if database and name.startswith(database):
+            assert SECRET.encode() not in content, name
+    assert not [name for name in os.listdir(tmp_path) if "fernet" in name]
+
+
+def test_rotate_reencrypt_retire_in_barbican_keep_every_secret_readable(castellan_config, barbican, migrated_db):
+    config = castellan_config()
+    server = serve(config)
+    try:
+        document = store_secret(server.url)
+        status = nailgun_secrets(config, "status")
+        assert status.returncode == 0, status.stderr
+        assert "key manager: castellan (barbican at {0})".format(barbican.url) in status.stdout
+        assert "key 0: staged" in status.stdout and "key 1: primary" in status.stdout
+        first = key_objects(migrated_db[0])
+
+        rotated = nailgun_secrets(config, "rotate")
+        assert rotated.returncode == 0 and "key 2 is the primary" in rotated.stdout, rotated.stderr
+        after = key_objects(migrated_db[0])
+        assert after[2] == first[0] and after[1] == first[1] and after[0] not in first.values()
+        assert nailgun_secrets(config, "retire").returncode == 1  # values still under key 1
+        reencrypted = nailgun_secrets(config, "reencrypt")
+        assert reencrypted.returncode == 0, reencrypted.stderr
+        assert "0 stored value(s) not yet under the primary key" in nailgun_secrets(config, "status").stdout
+        retired = nailgun_secrets(config, "retire")
+        assert retired.returncode == 0 and "retired key(s): 1" in retired.stdout, retired.stderr
+        assert sorted(key_objects(migrated_db[0])) == [0, 2]
+        assert first[1] not in barbican.secrets()  # the retired key's object is deleted
+        time.sleep(1.1)  # the server looks at the database's key objects once a second
+        assert read_secret(server.url, document) == SECRET
+        assert requests.get(server.url + "/api/v1/health", timeout=30).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_barbican_out_of_reach_makes_secret_reads_503_and_heals_without_a_restart(castellan_config, barbican):
+    server = serve(castellan_config(castellan=dict(barbican.settings()["SECRETS"]["castellan"], keys_seconds=1)))
+    try:
+        document = store_secret(server.url)
+        assert read_secret(server.url, document) == SECRET
+        assert read_secret(server.url, document) == SECRET  # replayed by the read cache
+        with barbican.stopped():
+            time.sleep(1.2)  # the keys fetched are kept a second
+            refused = requests.get(server.url + document, timeout=30)
+            assert refused.status_code == 503 and refused.headers["Retry-After"], refused.text
+            assert "key manager" in refused.json()["message"] and SECRET not in refused.text
+            written = requests.put(server.url + document, json={"mysql": {"root_password": "other"}}, timeout=30)
+            assert written.status_code == 503
+            health = requests.get(server.url + "/api/v1/health", timeout=30)
+            assert health.status_code == 503 and "key manager" in health.json()["message"]
+            assert requests.get(server.url + CONFIG + "/components", timeout=30).status_code == 200
+            assert requests.get(server.url + CONFIG + "/environments/1", timeout=30).status_code == 200
+        deadline = time.monotonic() + 10
+        while requests.get(server.url + document, timeout=30).status_code != 200:
+            assert time.monotonic() < deadline, "no healing within 10 s of Barbican's return"
+            time.sleep(0.2)
+        assert read_secret(server.url, document) == SECRET
+        assert requests.get(server.url + "/api/v1/health", timeout=30).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_keys_move_into_barbican_and_back_proved_on_the_canary(castellan_config, barbican, migrated_db, tmp_path):
+    engine = migrated_db[0]
+    local = str(tmp_path / "fernet-keys")
+    local_config = castellan_config("local.yaml", key_manager="local", key_repository=local)
+    managed_config = castellan_config("managed.yaml", key_repository=local)  # the source, until it is removed
+    server = serve(local_config)
+    try:
+        document = store_secret(server.url)
+    finally:
+        server.stop()
+    original = sorted(os.listdir(local))
+
+    early = nailgun_secrets(local_config, "move-keys", "--to", "castellan", "--remove-source")
+    assert early.returncode == 1 and "set SECRETS.key_manager to castellan" in early.stderr
+    moved = nailgun_secrets(local_config, "move-keys", "--to", "castellan")
+    assert moved.returncode == 0, moved.stderr
+    assert "moved key(s) 0, 1 to castellan" in moved.stdout
+    objects = key_objects(engine)
+    assert sorted(objects) == [0, 1] and os.listdir(local) == original
+    server = serve(managed_config)
+    try:
+        assert read_secret(server.url, document) == SECRET
+    finally:
+        server.stop()
+    removed = nailgun_secrets(managed_config, "move-keys", "--to", "castellan", "--remove-source")
+    assert removed.returncode == 0 and not os.path.exists(local), removed.stderr
+    assert "already moved key(s) 0, 1" in removed.stdout and key_objects(engine) == objects
+
+    back = str(tmp_path / "back")
+    back_config = castellan_config("back.yaml", key_manager="local", key_repository=back)
+    returned = nailgun_secrets(castellan_config("managed-back.yaml", key_repository=back), "move-keys", "--to",
+                               "local")
+    assert returned.returncode == 0, returned.stderr
+    assert sorted(os.listdir(back)) == ["0", "1"]
+    server = serve(back_config)
+    try:
+        assert read_secret(server.url, document) == SECRET
+    finally:
+        server.stop()
+    final = nailgun_secrets(back_config, "move-keys", "--to", "local", "--remove-source")
+    assert final.returncode == 0, final.stderr
+    assert key_objects(engine) == {} and not set(objects.values()) & set(barbican.secrets())
+
+
+def test_keys_that_do_not_open_the_canary_are_not_moved(castellan_config, barbican, migrated_db, tmp_path):
+    engine = migrated_db[0]
+    own = str(tmp_path / "own")
+    server = serve(castellan_config("own.yaml", key_manager="local", key_repository=own))
+    try:
+        store_secret(server.url)
+    finally:
+        server.stop()
+    wrong = str(tmp_path / "wrong")
+    from nailgun_platform.secrets import keys
+    keys.load(wrong)  # a repository of other keys
+    refused = nailgun_secrets(castellan_config("wrong.yaml", key_manager="local", key_repository=wrong),
+                              "move-keys", "--to", "castellan")
+    assert refused.returncode == 1 and "do not open this database's canary: nothing was moved" in refused.stderr
+    assert key_objects(engine) == {}
+    assert sealed.canary_opens(engine, keys.load(own, create=False))
