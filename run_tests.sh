@@ -17,7 +17,9 @@
 #    commands, so the tests drive octane's and the spec's command lines through it.
 # 6. Builds a real Keystone (its PyPI package, with gunicorn) in ./.venv-keystone; the tests
 #    bootstrap it on SQLite and serve it on a loopback port (tests/keystone.py).
-# 7. Runs the Ruby (Hiera backend) tests, if there are any.
+# 7. Builds a real Barbican (its PyPI package, with gunicorn) in ./.venv-barbican; the tests serve it
+#    on a loopback port behind that Keystone, for the secrets' keys kept through castellan (tests/barbican.py).
+# 8. Runs the Ruby (Hiera backend) tests, if there are any.
 # It exits non-zero if any run fails and ends with one summary line per run.
 #
 # Environment:
@@ -27,7 +29,9 @@
 #                            FUEL2_BIN=/path/to/fuel2 uses an existing one
 #   SKIP_KEYSTONE=1          do not build Keystone (its tests then skip, but fail when CI=true);
 #                            KEYSTONE_VENV=/path/to/venv uses an existing one
-#   CI=true                  tests that need a missing part (Keystone) fail instead of skipping
+#   SKIP_BARBICAN=1          do not build Barbican (its tests then skip, but fail when CI=true);
+#                            BARBICAN_VENV=/path/to/venv uses an existing one
+#   CI=true                  tests that need a missing part (Keystone, Barbican) fail instead of skipping
 #   NAILGUN_TEST_DB_NAME     PostgreSQL test database (default nailgun_test); use your
 #                            own name to run next to someone else's run
 #   NAILGUN_TEST_DB_URL      when not root: the PostgreSQL URL to test against (as root
@@ -321,6 +325,24 @@ prepare_keystone() {
     record "keystone" "passed: $venv"
 }
 
+# The real Barbican the key manager tests run against (tests/tools/make_barbican_venv.sh).
+prepare_barbican() {
+    if [ "${SKIP_BARBICAN:-0}" = 1 ]; then
+        unset NAILGUN_TEST_BARBICAN_VENV
+        record "barbican" "skipped (SKIP_BARBICAN=1): its tests skip (fail when CI=true)"
+        return 0
+    fi
+    local venv
+    log "building Barbican in ${BARBICAN_VENV:-.venv-barbican}"
+    if ! venv=$(PYTHON="$VENV/bin/python" tests/tools/make_barbican_venv.sh "${BARBICAN_VENV:-$ROOT/.venv-barbican}"); then
+        unset NAILGUN_TEST_BARBICAN_VENV
+        record "barbican" "FAILED: could not build Barbican"
+        return 0
+    fi
+    export NAILGUN_TEST_BARBICAN_VENV=$venv
+    record "barbican" "passed: $venv"
+}
+
 # Sets PG_URL to the PostgreSQL URL to test against, or leaves it empty (with the reason recorded).
 PG_URL=
 find_postgres_url() {
@@ -410,6 +432,7 @@ main() {
     run_lint_imports
     prepare_fuel2
     prepare_keystone
+    prepare_barbican
 
     run_both "$@"
 

@@ -5,6 +5,7 @@ The suite runs on a SQLite file by default and on PostgreSQL when
 real migrations (core and every extension); each test then starts from empty tables.
 """
 import base64
+import json
 import contextlib
 import logging
 import os
@@ -389,6 +390,28 @@ def barbican(keystone, tmp_path_factory):
     SUMMARY_LINES.append("barbican: serving in {0:.1f}s".format(time.monotonic() - start))
     yield server
     server.close()
+
+
+@pytest.fixture(params=["local", "castellan"])
+def each_key_manager(request, monkeypatch, tmp_path, db_url):
+    """The test once with the secrets' keys in the key repository, once in the test Barbican (issue 28): a
+    settings file every reload in the test (and every server it starts) reads."""
+    if request.param == "castellan":
+        path = tmp_path / "castellan.yaml"
+        path.write_text(json.dumps(request.getfixturevalue("barbican").settings()))
+        monkeypatch.setenv("NAILGUN_CONFIG", str(path))
+        settings.reload(overrides={"DATABASE_URL": db_url})
+    return request.param
+
+
+def over_the_settings_file(sections):
+    """``sections`` over the settings file the test's processes read (``NAILGUN_CONFIG``, as ``each_key_manager``
+    sets it), for a test writing a settings file of its own: a section of both is merged key by key."""
+    given = os.environ.get("NAILGUN_CONFIG")
+    merged = json.loads(open(given).read()) if given else {}
+    for name, section in sections.items():
+        merged[name] = dict(merged.get(name, {}), **section) if isinstance(section, dict) else section
+    return merged
 
 
 @pytest.fixture(scope="session")

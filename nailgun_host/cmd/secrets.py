@@ -57,7 +57,7 @@ def build_parser():
 
 
 def main(args):
-    from nailgun_host.db import managed_keys, sealed
+    from nailgun_host.db import sealed
     from nailgun_host.extensions import get_all_extensions
     from nailgun_platform import secrets
     from nailgun_platform.secrets import keys
@@ -74,8 +74,7 @@ def main(args):
             return _move_keys(args)
         sealed.check_keys(db.get_engine())  # the keys are this database's (a first use creates them)
         if args.command == "rotate":
-            primary = managed_keys.rotate(db.get_engine()) if secrets.managed() else keys.rotate(path)
-            print("key {0} is the primary; now run: nailgun-secrets reencrypt".format(primary))
+            print("key {0} is the primary; now run: nailgun-secrets reencrypt".format(sealed.rotate_keys(db.get_engine())))
             return 0
         if args.command == "reencrypt":
             for column, count in sealed.reencrypt_all().items():
@@ -91,8 +90,7 @@ def main(args):
         if stale and not args.force:
             raise StartupError("{0} stored value(s) are not yet under the primary key: run nailgun-secrets "
                                "reencrypt first".format(stale))
-        retired = managed_keys.retire(db.get_engine()) if secrets.managed() else keys.retire(path)
-        print("retired key(s): {0}".format(", ".join(map(str, retired)) or "none"))
+        print("retired key(s): {0}".format(", ".join(map(str, sealed.retire_keys(db.get_engine()))) or "none"))
         return 0
     except (keys.KeyRepositoryError, keys.KeyManagerUnavailable) as exc:
         raise StartupError(str(exc))

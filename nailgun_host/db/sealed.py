@@ -111,6 +111,16 @@ def check_keys(engine):
             "(or restore them from their backup).".format(keyset.where[0].upper() + keyset.where[1:]))
 
 
+def rotate_keys(engine):
+    """Rotate the keys in force, wherever ``SECRETS.key_manager`` keeps them; the new primary's number."""
+    return managed_keys.rotate(engine) if secrets.managed() else keys.rotate(secrets.repository_path())
+
+
+def retire_keys(engine):
+    """Retire the keys older than the primary, wherever they are kept; their numbers."""
+    return managed_keys.retire(engine) if secrets.managed() else keys.retire(secrets.repository_path())
+
+
 def canary_opens(engine, keyset):
     """Whether ``keyset`` opens this database's canary (a database without one has nothing to open: yes)."""
     table = SecretsCanary.__table__

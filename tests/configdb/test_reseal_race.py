@@ -7,11 +7,13 @@ import time
 import pytest
 import requests
 
-from nailgun_host.db import db
-from nailgun_platform import secrets
-from nailgun_platform.secrets import keys, sealing
+from nailgun_host.db import db, get_engine, sealed
+from nailgun_platform.secrets import sealing
 from nailgun_ext_configdb.objects import document_view, resealing
 from tests.configdb.conftest import API, STORAGE, stored_texts
+
+#: every test with the keys in a key repository and in Barbican (issue 28)
+pytestmark = pytest.mark.usefixtures("each_key_manager")
 
 SECRET_SCHEMA = {"schema": {"type": "object", "properties": {"pin_code": {"x-secret": True}}}}
 
@@ -65,7 +67,7 @@ def test_a_write_while_reencrypt_rewrites_its_document_is_kept_not_overwritten_b
     cdb.put(env, rid, {"pin_code": "before"})
     url = "{0}/environments/{1}/resources/{2}/values".format(server, env, rid)
     assert requests.get(url, timeout=30).json() == {"pin_code": "before"}  # the worker started
-    keys.rotate(secrets.repository_path())  # every token is renewed: every document is written back
+    sealed.rotate_keys(get_engine())  # every token is renewed: every document is written back
     renew = sealing.reencrypt
     answers = []
 

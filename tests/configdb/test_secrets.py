@@ -23,7 +23,11 @@ from nailgun_platform.secrets.masking import MASK
 from nailgun_ext_configdb.objects import secrets as configdb_secrets
 from nailgun_ext_configdb.objects import value_schema
 from tests.auth import write_users_file
+from tests.conftest import over_the_settings_file
 from tests.configdb.conftest import API, STORAGE, stored_texts
+
+#: every test with the keys in a key repository and in Barbican (issue 28)
+pytestmark = pytest.mark.usefixtures("each_key_manager")
 
 USERS = {"reader": ("reader-pw", ["reader"]), "member": ("member-pw", ["member"]),
          "admin": ("admin-pw", ["admin"]), "hiera": ("hiera-pw", ["reader", "hiera"]),
@@ -458,7 +462,8 @@ def test_values_that_become_secret_by_a_new_pattern_are_sealed_by_reencrypt(cdb,
     cdb.put("admin", {"wifi": {"psk": "OvErRiDePsK"}}, kind="overrides", levels="nodes/1/")
     assert stale_count(db_url) == 0
     config = tmp_path / "nailgun.yaml"
-    config.write_text(json.dumps({"SECRETS": {"patterns": list(classify.DEFAULT_PATTERNS) + ["psk"]}}))
+    config.write_text(json.dumps(over_the_settings_file(
+        {"SECRETS": {"patterns": list(classify.DEFAULT_PATTERNS) + ["psk"]}})))
     # the pattern matches the psk of two versions, one document of values and the overrides (document, version);
     # the git driver reseals the current documents (a commit never changes)
     assert stale_count(db_url, "--config", str(config)) == (5 if STORAGE == "sql" else 2)

@@ -13,6 +13,9 @@ from nailgun_platform.secrets.masking import MASK
 from tests.host.secret_clusters import (DEFAULT_PASSWORD, DEFAULT_SECRET_KEY, database_text, generated_secrets,
                                         identity_apps, release_body)
 
+#: every test with the keys in a key repository and in Barbican (issue 28)
+pytestmark = pytest.mark.usefixtures("each_key_manager")
+
 API = "/api/v1"
 CLEAR = ("admin", "hiera")
 MASKED = ("member", "reader")
