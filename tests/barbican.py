@@ -35,7 +35,8 @@ class Barbican:
         self.url = "http://127.0.0.1:{0}".format(self.port)
         self.log_path = os.path.join(workdir, "barbican.log")
         self.process = None
-        # oslo.config finds Barbican's configuration under $HOME/.barbican (its app reads no command line)
+        # oslo.config finds Barbican's configuration under $HOME/.barbican (its app reads no command line); one
+        # worker, one thread: Barbican on SQLite fails writes that meet (a 500, "Secret creation failure seen")
         os.makedirs(os.path.join(workdir, ".barbican"))
         with open(os.path.join(workdir, ".barbican", "barbican.conf"), "w") as conf:
             conf.write(textwrap.dedent("""\
@@ -71,7 +72,7 @@ class Barbican:
         env["HOME"] = self.workdir
         with open(self.log_path, "a") as log:
             self.process = subprocess.Popen(
-                [os.path.join(self.venv, "bin", "gunicorn"), "--chdir", self.workdir, "-w", "1", "--threads", "4",
+                [os.path.join(self.venv, "bin", "gunicorn"), "--chdir", self.workdir, "-w", "1",
                  "--no-control-socket", "-b", "127.0.0.1:{0}".format(self.port), "barbican_app:application"],
                 env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout

@@ -3,8 +3,10 @@ any disk nor in the database, every server of the database on the same keys, ``n
 re-encrypting and retiring them there, a key manager out of reach making secret reads 503 until it is back, and
 keys moved from a key repository into Barbican and back, proved on the database's canary."""
 import base64
+import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -221,3 +223,91 @@ def test_keys_that_do_not_open_the_canary_are_not_moved(castellan_config, barbic
     assert refused.returncode == 1 and "do not open this database's canary: nothing was moved" in refused.stderr
     assert key_objects(engine) == {}
     assert sealed.canary_opens(engine, keys.load(own, create=False))
+
+
+@pytest.mark.parametrize("secrets_section, message", [
+    ({"key_manager": "vault"}, "SECRETS.key_manager must be local or castellan, not 'vault'"),
+    ({"castellan": {"keys_seconds": 0}}, "SECRETS.castellan.keys_seconds must be a whole number of at least 1"),
+    ({"castellan": {"timeout": True}}, "SECRETS.castellan.timeout must be a whole number of at least 1"),
+    ({"castellan": {"auth": "nailgun"}}, "SECRETS.castellan.auth must be a mapping"),
+    ({"castellan": {"auth": {"user_name": "nailgun"}}}, "unknown settings SECRETS.castellan.auth.user_name"),
+    ({"castellan": {"endpoint": "x"}}, "unknown settings SECRETS.castellan.endpoint"),
+])
+def test_a_key_manager_setting_that_cannot_be_meant_is_refused(secrets_section, message):
+    from nailgun_host.settings import Settings
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Settings().reload(overrides={"SECRETS": secrets_section})
+
+
+def test_the_key_manager_needs_no_key_repository_on_postgresql_but_a_keystone_user(tmp_path):
+    from nailgun_host.settings import Settings
+    from nailgun_platform import hosting, secrets
+    from nailgun_platform.secrets import keys
+
+    chosen = Settings().reload(overrides={"DATABASE_URL": "postgresql+psycopg://nailgun@127.0.0.1/nailgun",
+                                          "SECRETS": {"key_manager": "castellan"}})
+    saved = hosting.settings
+    hosting.provide(settings=chosen)
+    try:
+        with pytest.raises(keys.KeyRepositoryError, match="lacks auth_url, username, password, project_name"):
+            secrets.manager()
+    finally:
+        hosting.provide(settings=saved)
+
+
+def test_a_first_start_with_barbican_out_of_reach_serves_and_makes_the_keys_once_it_is_back(castellan_config,
+                                                                                              barbican, migrated_db):
+    barbican.stop()
+    try:
+        server = serve(castellan_config())
+    finally:
+        barbican.start()
+    try:
+        assert key_objects(migrated_db[0]) == {}
+        with barbican.stopped():
+            assert requests.get(server.url + CONFIG + "/components", timeout=30).status_code == 200
+            health = requests.get(server.url + "/api/v1/health", timeout=30)
+            assert health.status_code == 503 and health.headers["Retry-After"]
+        deadline = time.monotonic() + 10
+        while requests.get(server.url + "/api/v1/health", timeout=30).status_code != 200:
+            assert time.monotonic() < deadline, "the keys were not made within 10 s of Barbican's return"
+            time.sleep(0.2)
+        assert sorted(key_objects(migrated_db[0])) == [0, 1]
+        assert read_secret(server.url, store_secret(server.url)) == SECRET
+    finally:
+        server.stop()
+
+
+def test_servers_starting_at_once_on_an_empty_database_make_one_key_set(castellan_config, barbican, migrated_db):
+    before = set(barbican.secrets())
+    config = castellan_config()
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        servers = list(pool.map(lambda _: serve(config), range(3)))
+    try:
+        documents = [store_secret(servers[0].url)]
+        assert all(read_secret(server.url, documents[0]) == SECRET for server in servers)
+    finally:
+        for server in servers:
+            server.stop()
+    named = key_objects(migrated_db[0])
+    assert sorted(named) == [0, 1]
+    assert set(barbican.secrets()) - before == set(named.values())  # the losers' objects were deleted
+
+
+def test_a_key_object_deleted_behind_the_servers_back_is_a_503_never_garbage(castellan_config, barbican,
+                                                                             migrated_db, keystone):
+    server = serve(castellan_config(castellan=dict(barbican.settings()["SECRETS"]["castellan"], keys_seconds=1)))
+    try:
+        document = store_secret(server.url)
+        primary = key_objects(migrated_db[0])[1]
+        deleted = requests.delete(barbican.url + "/v1/secrets/" + primary, timeout=30,
+                                  headers={"X-Auth-Token": keystone.token("nailgun", "services")})
+        assert deleted.status_code == 204
+        time.sleep(1.2)
+        refused = requests.get(server.url + document, timeout=30)
+        assert refused.status_code == 503 and SECRET not in refused.text
+        assert requests.get(server.url + "/api/v1/health", timeout=30).status_code == 503
+        assert requests.get(server.url + CONFIG + "/components", timeout=30).status_code == 200
+    finally:
+        server.stop()
