@@ -4,6 +4,7 @@
 request processor commits it when the request succeeds and rolls it back on any
 error, so a failed request leaves the database as it was.
 """
+import contextlib
 import os
 import threading
 
@@ -55,6 +56,19 @@ def expect_writes(flag):
     (``BEGIN IMMEDIATE``) and wait their turn instead. Reads stay concurrent.
     """
     _request.writes = flag
+
+
+@contextlib.contextmanager
+def writing(engine):
+    """A transaction on ``engine`` of its own that writes, whatever this thread's request expects (on SQLite it
+    takes the write lock up front, as ``expect_writes(True)`` makes it)."""
+    expected = getattr(_request, "writes", True)
+    _request.writes = True
+    try:
+        with engine.begin() as connection:
+            yield connection
+    finally:
+        _request.writes = expected
 
 
 def _sqlite_begin(connection):

@@ -16,11 +16,12 @@ import sqlalchemy as sa
 from cryptography.fernet import Fernet
 from sqlalchemy.orm import Mapped, mapped_column
 
-from nailgun_host.db import Base, get_engine, statement_reader
+from nailgun_host.db import Base, get_engine, statement_reader, writing
 from nailgun_platform import hosting, read_cache, secrets
 from nailgun_platform.secrets import keys
 
 LOG = logging.getLogger(__name__)
+
 
 class SecretsKeyRef(Base):
     """One key of the set: its number (0 staged, highest primary) and the key manager's object holding it."""
@@ -59,7 +60,7 @@ def create(engine):
     try:
         stored[1] = manager.store(Fernet.generate_key())
         stored[0] = manager.store(Fernet.generate_key())
-        with engine.begin() as connection:
+        with writing(engine) as connection:
             _hold(connection)
             if _named(connection):
                 raise _AlreadyNamed()
@@ -79,7 +80,7 @@ def rotate(engine):
     manager = secrets.manager()
     staged = manager.store(Fernet.generate_key())
     try:
-        with engine.begin() as connection:
+        with writing(engine) as connection:
             _hold(connection)
             current = _complete(_named(connection))
             primary = max(current) + 1
@@ -95,7 +96,7 @@ def rotate(engine):
 def retire(engine):
     """Forget and delete the keys older than the primary (``keys.retire``); their numbers."""
     manager = secrets.manager()
-    with engine.begin() as connection:
+    with writing(engine) as connection:
         _hold(connection)
         current = _complete(_named(connection))
         old = [n for n in sorted(current) if keys.STAGED < n < max(current)]
@@ -121,7 +122,7 @@ def put(engine, key_set):
     try:
         for number, key in sorted(key_set.items()):
             stored[number] = manager.store(key)
-        with engine.begin() as connection:
+        with writing(engine) as connection:
             _hold(connection)
             replaced = _named(connection)
             connection.execute(sa.delete(TABLE))
@@ -136,7 +137,7 @@ def put(engine, key_set):
 def remove(engine):
     """Forget every key the database names and delete their objects (the source of a move out, once proved)."""
     manager = secrets.manager()
-    with engine.begin() as connection:
+    with writing(engine) as connection:
         _hold(connection)
         removed = _named(connection)
         connection.execute(sa.delete(TABLE))
@@ -150,7 +151,8 @@ class _AlreadyNamed(Exception):
 
 
 def _hold(connection):
-    """Hold the table for this transaction: a second writer waits, then reads what the first wrote."""
+    """Hold the table for this transaction (SQLite: ``writing`` took the write lock): a second writer waits, then
+    reads what the first wrote."""
     if connection.dialect.name == "postgresql":
         connection.exec_driver_sql("LOCK TABLE secrets_key_refs IN EXCLUSIVE MODE")
 
