@@ -7,6 +7,7 @@ repository on disk (``local``, ``SECRETS.key_repository``) or the cloud's key ma
 ``key_manager``, the database naming the objects). It notices a rotation within a second, so running servers
 decrypt what a newly rotated primary encrypts without a restart.
 """
+import logging
 import os
 import threading
 import time
@@ -14,6 +15,7 @@ import time
 from nailgun_platform import hosting
 from nailgun_platform.secrets import classify, keys
 
+LOG = logging.getLogger(__name__)
 #: how often (seconds) ``keyset`` looks whether the repository (or the database's key objects) changed
 RECHECK_AFTER = 1.0
 
@@ -22,7 +24,9 @@ _cache = {"path": None, "stamp": None, "keyset": None, "checked": 0.0}
 #: castellan: the manager of the settings in force, the keys fetched (and when), the last failure (and when)
 _managed_lock = threading.Lock()
 _managed = {"options": None, "manager": None, "refs": None, "keyset": None, "fetched": 0.0, "checked": 0.0,
-            "failure": None, "failed": 0.0}
+            "failure": None, "failed": 0.0, "renewing": False}
+#: the last share of ``SECRETS.castellan.keys_seconds`` in which a request has the keys fetched again ahead
+RENEW_SHARE = 0.2
 
 
 #: the settings of the Keystone user that reaches the key manager (``SECRETS.castellan.auth``; by default those of
@@ -84,11 +88,17 @@ def manager():
 
 def keys_at_hand():
     """Whether the keys in force are in this process's memory (always, from disk): a replayed answer that shows
-    secrets is replayed only while they are, so a key manager out of reach stops it as it stops every read."""
+    secrets is replayed only while they are, so a key manager out of reach stops it as it stops every read. In
+    the last ``RENEW_SHARE`` of their time, it has them fetched again, as ``keyset`` does."""
     if not managed():
         return True
-    return _managed["keyset"] is not None and \
-        time.monotonic() - _managed["fetched"] < hosting.settings["SECRETS"]["castellan"]["keys_seconds"]
+    if _managed["keyset"] is None:
+        return False
+    age = time.monotonic() - _managed["fetched"]
+    limit = hosting.settings["SECRETS"]["castellan"]["keys_seconds"]
+    if limit * (1 - RENEW_SHARE) <= age < limit and not _managed["renewing"]:
+        _renew(_managed["manager"])
+    return age < limit
 
 
 def forget_keys():
@@ -117,16 +127,21 @@ def keyset(create=True):
 
 def _managed_keyset():
     """The key manager's keys the database names (``hosting.key_refs``): looked at once per ``RECHECK_AFTER``,
-    fetched again when the objects change and once ``SECRETS.castellan.keys_seconds`` have passed. A fetch that
-    fails forgets the keys and is remembered for ``RECHECK_AFTER`` (every request meanwhile fails at once), and
-    a request waits for another's fetch at most ``SECRETS.castellan.timeout``."""
+    fetched again when the objects change, and once ``SECRETS.castellan.keys_seconds`` have passed; a request in
+    the last ``RENEW_SHARE`` of that time has them fetched again in the background (``_renew``) while every
+    request goes on with them, so none waits for the key manager while it answers. A fetch that fails forgets
+    the keys and is remembered for ``RECHECK_AFTER`` (every request meanwhile fails at once), and a request
+    waits for another's fetch at most ``SECRETS.castellan.timeout``."""
     options = hosting.settings["SECRETS"]["castellan"]
     key_manager = manager()
     now = time.monotonic()
     cached = _managed["keyset"]
-    if cached is not None and now - _managed["checked"] < RECHECK_AFTER and now - _managed["fetched"] < \
-            options["keys_seconds"]:
-        return cached
+    if cached is not None and now - _managed["checked"] < RECHECK_AFTER:
+        age = now - _managed["fetched"]
+        if age < options["keys_seconds"]:
+            if age >= options["keys_seconds"] * (1 - RENEW_SHARE) and not _managed["renewing"]:
+                _renew(key_manager)
+            return cached
     if not _managed_lock.acquire(timeout=options["timeout"]):
         raise keys.KeyManagerUnavailable("The key manager is slow to answer another request of this process")
     try:
@@ -141,21 +156,47 @@ def _managed_keyset():
         try:
             refs = hosting.key_refs()
             if cached is None or refs != _managed["refs"] or now - _managed["fetched"] >= options["keys_seconds"]:
-                if not refs:
-                    raise keys.KeyRepositoryError(
-                        "SECRETS.key_manager is castellan, and this database names no key in the key manager: a "
-                        "first start makes them, or move the keys there with nailgun-secrets move-keys")
-                fetched = {number: key_manager.fetch(ref) for number, ref in refs.items()}
-                if cached is None or cached.keys != fetched:  # the same keys: what was opened with them stays
-                    cached = keys.KeySet(key_manager.describe, fetched)
-                _managed.update(keyset=cached, refs=refs, fetched=time.monotonic())
+                _fetch(key_manager, refs)
         except Exception as exc:
             _managed.update(keyset=None, refs=None, failure=exc, failed=time.monotonic())
             raise
         _managed.update(checked=now, failure=None)
-        return cached
+        return _managed["keyset"]
     finally:
         _managed_lock.release()
+
+
+def _fetch(key_manager, refs):
+    """Fetch the keys ``refs`` names and put them in force (under ``_managed_lock``)."""
+    if not refs:
+        raise keys.KeyRepositoryError(
+            "SECRETS.key_manager is castellan, and this database names no key in the key manager: a first start "
+            "makes them, or move the keys there with nailgun-secrets move-keys")
+    fetched = {number: key_manager.fetch(ref) for number, ref in refs.items()}
+    cached = _managed["keyset"]
+    if cached is None or cached.keys != fetched:  # the same keys: what was opened with them stays
+        cached = keys.KeySet(key_manager.describe, fetched)
+    _managed.update(keyset=cached, refs=refs, fetched=time.monotonic())
+
+
+def _renew(key_manager):
+    """Fetch the keys again in a thread of their own; a failure leaves those in force until their time is up."""
+    def renew():
+        try:
+            with _managed_lock:
+                if _managed["manager"] is key_manager and _managed["keyset"] is not None:
+                    _fetch(key_manager, hosting.key_refs())
+        except Exception as exc:
+            LOG.warning("The secrets' keys could not be fetched again ahead of their time (%s): those in force "
+                        "serve until it is up", exc)
+        finally:
+            _managed["renewing"] = False
+
+    _managed["renewing"] = True
+    try:
+        threading.Thread(target=renew, name="nailgun-keys", daemon=True).start()
+    except RuntimeError:  # no thread now: the keys' time runs out, and a request fetches them
+        _managed["renewing"] = False
 
 
 def _stamp(path):

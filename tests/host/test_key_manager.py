@@ -311,3 +311,26 @@ def test_a_key_object_deleted_behind_the_servers_back_is_a_503_never_garbage(cas
         assert requests.get(server.url + CONFIG + "/components", timeout=30).status_code == 200
     finally:
         server.stop()
+
+
+def test_keys_in_use_are_fetched_again_ahead_of_their_time(castellan_config, barbican):
+    """A read in the last fifth of the keys' time has them fetched again in the background: Barbican going away
+    just after is felt only when the renewed keys' time is up."""
+    server = serve(castellan_config(castellan=dict(barbican.settings()["SECRETS"]["castellan"], keys_seconds=3)))
+    try:
+        document = store_secret(server.url)  # the keys were fetched during it
+        fetched_by = time.monotonic()
+        assert read_secret(server.url, document) == SECRET
+
+        def at(moment):
+            time.sleep(max(0.0, fetched_by + moment - time.monotonic()))
+            return requests.get(server.url + document, timeout=30)
+
+        assert at(2.5).status_code == 200  # in the last fifth: fetched again, in the background
+        time.sleep(0.5)
+        with barbican.stopped():
+            renewed = at(3.6)
+            assert renewed.status_code == 200 and renewed.json()["mysql"]["root_password"] == SECRET
+            assert at(6.5).status_code == 503
+    finally:
+        server.stop()
