@@ -51,9 +51,9 @@ SERVICE_USER = "nailgun-extensions"
 STATE_DIR = "/var/lib/fuel-nailgun-extensions"
 #: what fuel-nailgun, Nailgun's own package, owns on a Fuel master: an RPM file conflict if packaged here too
 NAILGUNS_OWN = ("/etc/nailgun/settings.yaml", "/var/log/nailgun", "/var/lib/nailgun")
-#: the extras the virtualenv carries: the database driver, the unit's WSGI server, nailgun-feed's aiohttp, and
-#: argparse-manpage, which makes the manual pages at build time
-BUNDLED_EXTRAS = ("postgresql", "server", "feed", "man")
+#: the extras the virtualenv carries: the database driver, the unit's WSGI server, nailgun-feed's aiohttp,
+#: argparse-manpage, which makes the manual pages at build time, and castellan (the secrets' keys in Barbican)
+BUNDLED_EXTRAS = ("postgresql", "server", "feed", "man", "castellan")
 #: imported, but brought by the process that imports them: fuel2's (nailgun_platform.client.fuel2)
 IMPORTED_FROM_THE_CALLER = {"fuelclient"}
 PACKAGES = ("nailgun_host", "nailgun_platform", "nailgun_ext_upgrade", "nailgun_ext_configdb")
