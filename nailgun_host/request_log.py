@@ -60,10 +60,11 @@ _SANE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 #: what a logged field keeps as it is: printable ASCII but for the space, the quote and the backslash
 _KEPT = re.compile(r'[!#-\[\]-~]*')
 _KEPT_WHEN_QUOTED = "".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in '"\\%')
-#: loggers whose lower levels would log what must not be (SQLAlchemy's: statements and their parameters),
+#: loggers whose lower levels would log what must not be (SQLAlchemy's: statements and their parameters;
+#: keystoneauth1's and barbicanclient's: the bodies they send, a key stored in the key manager among them),
 #: or lines no operator needs on every request (alembic's "Context impl ..." at each health check's
 #: revision reading; what a migration ran is logged by nailgun_host.db.migration itself)
-_HELD_AT_WARNING = ("sqlalchemy", "alembic")
+_HELD_AT_WARNING = ("sqlalchemy", "alembic", "keystoneauth", "barbicanclient")
 
 current_id = contextvars.ContextVar("nailgun_request_id", default="-")
 

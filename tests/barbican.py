@@ -7,11 +7,15 @@ the project of the user that stored them (our key manager user: nailgun, in proj
 """
 import base64
 import contextlib
+import http.server
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import textwrap
+import threading
 import time
 
 import requests
@@ -130,3 +134,61 @@ class Barbican:
 
     def close(self):
         self.stop()
+
+
+class FaultyBarbican:
+    """A proxy to ``barbican`` that answers Barbican's version document but, for its secrets, as ``mode`` says:
+    ``pass`` (forwarded), ``reset`` (the connection closed unanswered), ``hang`` (never answered) or ``garbage``
+    (a 200 that is not JSON): the failures castellan lets through as they come."""
+
+    def __init__(self, barbican):
+        self.barbican, self.mode = barbican, "pass"
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self._answer()
+
+            def do_POST(self):
+                self._answer()
+
+            def do_DELETE(self):
+                self._answer()
+
+            def _answer(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path.startswith("/v1/secrets") and proxy.mode != "pass":
+                    if proxy.mode == "reset":
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        self.close_connection = True
+                        return
+                    if proxy.mode == "hang":
+                        time.sleep(30)
+                        return
+                    self._send(200, {"Content-Type": "application/json"}, b"<html>not Barbican</html>")
+                    return
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+                answer = requests.request(self.command, proxy.barbican.url + self.path, headers=headers, data=body,
+                                          timeout=30)
+                self._send(answer.status_code, {"Content-Type": answer.headers.get("Content-Type", "")},
+                           answer.content.replace(proxy.barbican.url.encode(), proxy.url.encode()))
+
+            def _send(self, status, headers, content):
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:{0}".format(self.server.server_address[1])
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

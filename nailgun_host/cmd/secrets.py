@@ -92,7 +92,7 @@ def main(args):
                                "reencrypt first".format(stale))
         print("retired key(s): {0}".format(", ".join(map(str, sealed.retire_keys(db.get_engine()))) or "none"))
         return 0
-    except (keys.KeyRepositoryError, keys.KeyManagerUnavailable) as exc:
+    except (keys.KeyRepositoryError, keys.KeyManagerUnavailable, keys.UndecryptableValue) as exc:
         raise StartupError(str(exc))
     except sqlalchemy.exc.DBAPIError as exc:
         raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
@@ -102,43 +102,54 @@ def main(args):
 
 def _move_keys(args):
     """Copy the keys in force to the other place, prove the copy on the database's canary, and (``--remove-source``)
-    delete them where they were."""
+    delete them where they were. Run again, a move does only what is left: a destination that holds every key
+    of the source (and those of later rotations) is the move done, a source already removed is nothing to do."""
     from nailgun_host.db import managed_keys, sealed
     from nailgun_platform import secrets
     from nailgun_platform.secrets import keys
 
     engine = db.get_engine()
     path = secrets.repository_path()
-    to_castellan = args.to == "castellan"
-    if args.remove_source and secrets.managed() != to_castellan:
+    in_repository = os.path.isdir(path) and bool(os.listdir(path))
+    repository = ("the key repository " + path, lambda: keys.load(path, create=False).keys, in_repository)
+    manager = (secrets.manager().describe, lambda: managed_keys.fetched(engine), bool(managed_keys.refs()))
+    (source_name, read_source, source_here), (where, read_destination, destination_here) = \
+        (repository, manager) if args.to == "castellan" else (manager, repository)
+    if args.remove_source and secrets.managed() != (args.to == "castellan"):
         raise StartupError("--remove-source deletes the keys the settings still use: set SECRETS.key_manager to {0} "
                            "and restart every server first".format(args.to))
-    source = managed_keys.fetched(engine) if not to_castellan else keys.load(path, create=False).keys
-    if not sealed.canary_opens(engine, keys.KeySet("the keys to move", source)):
+    broken = None
+    try:
+        there = read_destination() if destination_here else {}
+    except keys.KeyRepositoryError as exc:  # incomplete, or an object gone: only --replace goes on
+        there, broken = None, exc
+    if not source_here:
+        if there and sealed.canary_opens(engine, keys.KeySet(where, there)):
+            print("the keys are in {0}, and {1} holds none: nothing to do".format(where, source_name))
+            return 0
+        raise StartupError("{0} holds no key to move".format(source_name))
+    source = read_source()
+    if not sealed.canary_opens(engine, keys.KeySet(source_name, source)):
         raise StartupError("the keys to move do not open this database's canary: nothing was moved")
-    if to_castellan:
-        where = secrets.manager().describe
-        there = managed_keys.fetched(engine) if managed_keys.refs() else {}
-    else:
-        where = "the key repository " + path
-        there = keys.load(path, create=False).keys if os.path.isdir(path) and os.listdir(path) else {}
-    if there and there != source and not args.replace:
-        raise StartupError("{0} already holds other keys for this database (--replace replaces them, and whatever "
-                           "they encrypted is lost)".format(where))
-    if there != source:
-        if to_castellan:
+    done = bool(there) and set(source.values()) <= set(there.values())  # later rotations add keys there
+    if not done and (there or broken) and not args.replace:
+        raise StartupError("{0} already holds {1} for this database: nothing was moved (--replace puts the keys of "
+                           "{2} in their place; whatever only they encrypted is lost)".format(
+                               where, "broken keys ({0})".format(broken) if broken else "other keys", source_name))
+    if not done:
+        if args.to == "castellan":
             managed_keys.put(engine, source)
         else:
-            if there:
-                keys.remove(path)
             keys.write(path, source)
-    copied = managed_keys.fetched(engine) if to_castellan else keys.load(path, create=False).keys
-    if copied != source or not sealed.canary_opens(engine, keys.KeySet(where, copied)):
-        raise StartupError("the keys read back from {0} do not open this database's canary".format(where))
-    print("{0} key(s) {1} to {2}".format("moved" if there != source else "already moved",
-                                          ", ".join(map(str, sorted(source))), where))
+        there = read_destination()
+        if there != source:
+            raise StartupError("the keys read back from {0} are not those moved".format(where))
+    if not sealed.canary_opens(engine, keys.KeySet(where, there)):
+        raise StartupError("the keys of {0} do not open this database's canary".format(where))
+    print("{0} key(s) {1} to {2}".format("already moved" if done else "moved", ", ".join(map(str, sorted(source))),
+                                         where))
     if args.remove_source:
-        if to_castellan:
+        if args.to == "castellan":
             keys.remove(path)
             print("removed the key repository " + path)
         else:

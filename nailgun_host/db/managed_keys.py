@@ -111,7 +111,7 @@ def fetched(engine):
     manager = secrets.manager()
     with engine.connect() as connection:
         current = _complete(_named(connection))
-    return {number: manager.fetch(object_id) for number, object_id in current.items()}
+    return manager.fetch_all(current, complete=True)
 
 
 def put(engine, key_set):

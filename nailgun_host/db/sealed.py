@@ -8,6 +8,7 @@ key repository is the one this database was encrypted with.
 import logging
 import os
 import threading
+import time
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
@@ -51,7 +52,7 @@ def check_keys_at_start(engine):
                     str(getattr(exc, "orig", exc)).splitlines()[0])
         return
     except keys.KeyManagerUnavailable as exc:
-        LOG.warning("%s: the secrets' keys are checked at the first request", exc)
+        LOG.warning("%s: the secrets' keys are checked again in the background", exc)
         return
     _keys_checked.set()
 
@@ -60,14 +61,47 @@ def keys_checked(engine):
     """Make sure ``check_keys`` passed once in this process (a request calls it before it reads anything).
 
     A database that still does not answer is left to the request: what needs it fails with 503,
-    what does not (``/version``) answers.
+    what does not (``/version``) answers. The key manager's keys are checked in a thread of their own, at most
+    once per ``secrets.RECHECK_AFTER``: a key manager that is slow to answer holds no request that needs no key
+    (one that does waits for the keys in ``secrets.keyset``, at most ``SECRETS.castellan.timeout``).
     """
-    if not _keys_checked.is_set():
+    if _keys_checked.is_set():
+        return
+    if secrets.managed():
+        _check_in_background(engine)
+        return
+    try:
+        check_keys(engine)
+    except sa.exc.DBAPIError:
+        return
+    _keys_checked.set()
+
+
+_checking = {"running": False, "last": 0.0}
+_checking_lock = threading.Lock()
+
+
+def _check_in_background(engine):
+    with _checking_lock:
+        if _checking["running"] or time.monotonic() - _checking["last"] < secrets.RECHECK_AFTER:
+            return
+        _checking.update(running=True, last=time.monotonic())
+
+    def check():
         try:
             check_keys(engine)
+            _keys_checked.set()
         except (sa.exc.DBAPIError, keys.KeyManagerUnavailable):
-            return
-        _keys_checked.set()
+            pass
+        except keys.KeyRepositoryError as exc:
+            LOG.error("%s", exc)
+        finally:
+            _checking["running"] = False
+
+    try:
+        threading.Thread(target=check, name="nailgun-keys-check", daemon=True).start()
+    except RuntimeError:
+        _checking["running"] = False
 
 
 def check_keys(engine):

@@ -168,11 +168,18 @@ def _managed_keyset():
 
 def _fetch(key_manager, refs):
     """Fetch the keys ``refs`` names and put them in force (under ``_managed_lock``)."""
+    _install(key_manager, refs, _fetched(key_manager, refs))
+
+
+def _fetched(key_manager, refs):
     if not refs:
         raise keys.KeyRepositoryError(
             "SECRETS.key_manager is castellan, and this database names no key in the key manager: a first start "
             "makes them, or move the keys there with nailgun-secrets move-keys")
-    fetched = {number: key_manager.fetch(ref) for number, ref in refs.items()}
+    return key_manager.fetch_all(refs)
+
+
+def _install(key_manager, refs, fetched):
     cached = _managed["keyset"]
     if cached is None or cached.keys != fetched:  # the same keys: what was opened with them stays
         cached = keys.KeySet(key_manager.describe, fetched)
@@ -180,12 +187,16 @@ def _fetch(key_manager, refs):
 
 
 def _renew(key_manager):
-    """Fetch the keys again in a thread of their own; a failure leaves those in force until their time is up."""
+    """Fetch the keys again in a thread of their own, holding no lock meanwhile (a request may look at the
+    database's key objects); a failure leaves those in force until their time is up."""
     def renew():
         try:
+            refs = hosting.key_refs()
+            fetched = _fetched(key_manager, refs)
             with _managed_lock:
-                if _managed["manager"] is key_manager and _managed["keyset"] is not None:
-                    _fetch(key_manager, hosting.key_refs())
+                if _managed["manager"] is key_manager and _managed["keyset"] is not None and \
+                        _managed["refs"] == refs:
+                    _install(key_manager, refs, fetched)
         except Exception as exc:
             LOG.warning("The secrets' keys could not be fetched again ahead of their time (%s): those in force "
                         "serve until it is up", exc)

@@ -8,9 +8,16 @@ The key manager is reached as a Keystone user: ``SECRETS.castellan.auth``, or el
 ``AUTH.keystone``, through keystoneauth1 (its token kept and renewed by the plugin, so fetching a key set is one
 round trip a key once the token is there). Castellan makes a keystoneauth1 session of its own for every call,
 without a timeout, so a key manager that accepts a connection and never answers would hold the calling worker
-forever: the plugin gives every session it serves ``SECRETS.castellan.timeout``.
+forever: the plugin gives each request of those sessions what is left of ``SECRETS.castellan.timeout`` for the
+whole operation (a key set's fetch is several calls, each several requests). Whatever goes wrong on the way
+(refused, reset, timed out, an answer that is not Barbican's) is ``keys.KeyManagerUnavailable``; an object that is
+not there, ``keys.KeyMissing``.
 """
 import base64
+import contextlib
+import logging
+import threading
+import time
 
 from castellan import key_manager as castellan_key_manager
 from castellan import options as castellan_options
@@ -23,20 +30,35 @@ from oslo_context import context as oslo_context
 from nailgun_platform import secrets
 from nailgun_platform.secrets import keys
 
+LOG = logging.getLogger(__name__)
 #: the name of the objects holding keys (what an operator sees in ``openstack secret list``)
 OBJECT_NAME = "fuel-nailgun-extensions fernet key"
 
 
 class _TimedPassword(v3.Password):
-    """A Keystone password plugin that gives each session it authenticates a timeout (see the module)."""
+    """A Keystone password plugin that gives each request of the sessions it serves what is left of the
+    operation's time (``within``; see the module): keystoneauth1 asks it for the request's headers first."""
 
     def __init__(self, timeout, **kwargs):
         super().__init__(**kwargs)
         self.timeout = timeout
+        self._deadline = threading.local()
+
+    @contextlib.contextmanager
+    def within(self):
+        """One operation, however many requests it makes, in ``timeout`` seconds at most (the outermost counts)."""
+        if getattr(self._deadline, "at", None) is not None:
+            yield
+            return
+        self._deadline.at = time.monotonic() + self.timeout
+        try:
+            yield
+        finally:
+            self._deadline.at = None
 
     def get_access(self, session, **kwargs):
-        if session.timeout is None:
-            session.timeout = self.timeout
+        deadline = getattr(self._deadline, "at", None)
+        session.timeout = self.timeout if deadline is None else max(0.05, deadline - time.monotonic())
         return super().get_access(session, **kwargs)
 
 
@@ -70,10 +92,11 @@ class KeyManager:
             auth_endpoint=auth["auth_url"], verify_ssl=True, verify_ssl_path=auth.get("cafile"),
             barbican_endpoint_type=options["interface"], number_of_retries=1, retry_delay=1)
         self._manager = castellan_key_manager.API(conf)
-        self._context = _ServiceContext(_TimedPassword(
+        self._plugin = _TimedPassword(
             options["timeout"], auth_url=auth["auth_url"], username=auth["username"], password=auth["password"],
             project_name=auth["project_name"], user_domain_name=auth.get("user_domain_name") or "Default",
-            project_domain_name=auth.get("project_domain_name") or "Default"))
+            project_domain_name=auth.get("project_domain_name") or "Default")
+        self._context = _ServiceContext(self._plugin)
 
     def store(self, key):
         """Store the Fernet key ``key`` (its base64 text, bytes); the new object's id."""
@@ -85,7 +108,7 @@ class KeyManager:
         try:
             managed = self._call(self._manager.get, object_id)
         except castellan_exception.ManagedObjectNotFoundError:
-            raise keys.KeyRepositoryError(
+            raise keys.KeyMissing(
                 "The key manager holds no object {0}, which this database names as one of its secrets' keys "
                 "(deleted, or another project's): restore it, or point SECRETS.castellan at the key manager and "
                 "user the keys were stored with".format(object_id)) from None
@@ -93,6 +116,22 @@ class KeyManager:
         if not isinstance(raw, bytes) or len(raw) != 32:
             raise keys.KeyRepositoryError("The key manager's object {0} does not hold a Fernet key".format(object_id))
         return base64.urlsafe_b64encode(raw)
+
+    def fetch_all(self, refs, complete=False):
+        """``{number: Fernet key}`` of the objects ``refs`` (``{number: object id}``) names, all within the
+        timeout; the old keys' objects that are gone are left out (the values they sealed cannot be read, which
+        ``keys.UndecryptableValue`` says), the staged and the primary key's (any, if ``complete``) are
+        ``keys.KeyMissing``."""
+        fetched = {}
+        with self._plugin.within():
+            for number, object_id in sorted(refs.items()):
+                try:
+                    fetched[number] = self.fetch(object_id)
+                except keys.KeyMissing as exc:
+                    if complete or number in (keys.STAGED, max(refs)):
+                        raise
+                    LOG.error("%s: values sealed with key %s cannot be read", exc, number)
+        return fetched
 
     def delete(self, object_id):
         """Delete the object ``object_id`` (one already gone counts as deleted)."""
@@ -103,9 +142,10 @@ class KeyManager:
 
     def _call(self, method, *args):
         try:
-            return method(self._context, *args)
+            with self._plugin.within():
+                return method(self._context, *args)
         except castellan_exception.ManagedObjectNotFoundError:
             raise
-        except castellan_exception.CastellanException as exc:
+        except Exception as exc:  # castellan passes some of keystoneauth1's and barbicanclient's errors through
             raise keys.KeyManagerUnavailable("The key manager cannot be used now: {0}".format(
                 str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None

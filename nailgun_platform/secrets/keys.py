@@ -29,6 +29,7 @@ import fcntl
 import functools
 import os
 import re
+import shutil
 import stat
 import tempfile
 
@@ -49,6 +50,10 @@ REMEMBERED, REMEMBERED_LENGTH = 8192, 1024
 
 class KeyRepositoryError(Exception):
     """The key repository cannot be used as it is: the message says what is wrong and the fix."""
+
+
+class KeyMissing(KeyRepositoryError):
+    """The key manager holds no object where the database names one of the keys."""
 
 
 class KeyManagerUnavailable(Exception):
@@ -152,12 +157,7 @@ def load(path, create=True):
         _create(path)
     _check_directory(path)
     with _locked(path, exclusive=False):
-        return KeySet(repository_name(path), _read_keys(path))
-
-
-def repository_name(path):
-    """What an operator is told of the keys in the repository at ``path``."""
-    return "the key repository {0}".format(path)
+        return KeySet("the key repository {0}".format(path), _read_keys(path))
 
 
 def rotate(path):
@@ -196,18 +196,30 @@ def retire(path):
 
 
 def write(path, key_set):
-    """A new repository at ``path`` holding the keys ``{number: Fernet key}`` (keys moved out of the key
-    manager); refused where a repository with keys is already."""
+    """A repository at ``path`` holding the keys ``{number: Fernet key}`` (keys moved out of the key manager), in
+    place of whatever is there: written in full beside it, then renamed into place, so an interrupted write leaves
+    the directory as it was."""
     path = os.path.abspath(path)
-    if not _missing_or_empty(path):
-        raise KeyRepositoryError("The key repository {0} already holds keys: move them elsewhere first".format(path))
-    _create_directory(path)
-    with _locked(path, exclusive=True):
-        if _entries(path):
-            raise KeyRepositoryError("The key repository {0} was filled meanwhile".format(path))
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    building = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(path) + ".moving-")
+    try:
+        os.chmod(building, 0o700)
+        _give_to_owner_of(building, parent)
         for number, key in sorted(key_set.items()):
-            _write_key(path, number, key)
-        _sync_directory(path)
+            _write_key(building, number, key)
+        _sync_directory(building)
+        if os.path.isdir(path) and os.listdir(path):
+            replaced = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(path) + ".replaced-")
+            os.rename(path, os.path.join(replaced, "keys"))
+            os.rename(building, path)
+            shutil.rmtree(replaced)
+        else:
+            os.rename(building, path)  # over an empty directory, or none
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    _sync_directory(parent)
 
 
 def remove(path):
@@ -235,7 +247,7 @@ def _entries(path):
     return [name for name in os.listdir(path) if not name.startswith(".")]
 
 
-def _create_directory(path):
+def _create(path):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
         os.mkdir(path, 0o700)
@@ -244,10 +256,6 @@ def _create_directory(path):
     except FileExistsError:
         pass
     _check_directory(path)
-
-
-def _create(path):
-    _create_directory(path)
     with _locked(path, exclusive=True):
         if not _entries(path):  # another process may have created it meanwhile
             _write_key(path, 1, Fernet.generate_key())

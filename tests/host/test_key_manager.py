@@ -16,6 +16,7 @@ import requests
 import sqlalchemy as sa
 
 from nailgun_host.db import managed_keys, sealed
+from tests.barbican import FaultyBarbican
 from tests.conftest import LiveServer
 
 BIN = os.path.dirname(sys.executable)
@@ -332,5 +333,141 @@ def test_keys_in_use_are_fetched_again_ahead_of_their_time(castellan_config, bar
             renewed = at(3.6)
             assert renewed.status_code == 200 and renewed.json()["mysql"]["root_password"] == SECRET
             assert at(6.5).status_code == 503
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def faulty_barbican(barbican):
+    proxy = FaultyBarbican(barbican)
+    yield proxy
+    proxy.close()
+
+
+def test_a_key_fetch_reset_hung_or_answered_with_garbage_is_a_503_within_the_timeout(castellan_config,
+                                                                                    faulty_barbican):
+    options = dict(barbican_endpoint=faulty_barbican.url, keys_seconds=1, timeout=2)
+    server = serve(castellan_config(castellan=options))
+    try:
+        document = store_secret(server.url)
+        for mode in ("reset", "hang", "garbage"):
+            faulty_barbican.mode = mode
+            time.sleep(1.2)  # the keys' time is up: the next read fetches them
+            started = time.monotonic()
+            refused = requests.get(server.url + document, timeout=30)
+            assert refused.status_code == 503 and refused.headers["Retry-After"], (mode, refused.text)
+            assert time.monotonic() - started < 4, mode  # the timeout, 2 s, for the whole fetch, and a margin
+            assert requests.get(server.url + "/api/v1/health", timeout=30).status_code == 503, mode
+            faulty_barbican.mode = "pass"
+            time.sleep(1.1)  # past the failure's second: fetched again
+            assert read_secret(server.url, document) == SECRET, mode
+    finally:
+        server.stop()
+
+
+def test_a_first_start_on_a_key_manager_that_resets_serves_what_needs_no_key(castellan_config, faulty_barbican):
+    faulty_barbican.mode = "reset"
+    server = serve(castellan_config(castellan=dict(barbican_endpoint=faulty_barbican.url, timeout=2)))
+    try:
+        started = time.monotonic()
+        assert requests.get(server.url + CONFIG + "/components", timeout=30).status_code == 200
+        assert time.monotonic() - started < 1  # the keys are checked in the background
+        assert requests.get(server.url + "/api/v1/health", timeout=30).status_code == 503
+        faulty_barbican.mode = "pass"
+        deadline = time.monotonic() + 10
+        while requests.get(server.url + "/api/v1/health", timeout=30).status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        server.stop()
+
+
+def test_the_debug_log_holds_no_key(castellan_config, barbican, tmp_path):
+    log = tmp_path / "api.log"
+    config = castellan_config()
+    chosen = json.load(open(config))
+    chosen["LOG"] = {"file": str(log), "level": "DEBUG"}
+    open(config, "w").write(json.dumps(chosen))
+    before = set(barbican.secrets())
+    server = serve(config)
+    try:
+        read_secret(server.url, store_secret(server.url))
+    finally:
+        server.stop()
+    made = {object_id: payload for object_id, payload in barbican.secrets().items() if object_id not in before}
+    assert len(made) == 2
+    text = log.read_bytes()
+    assert b"DEBUG" in text
+    for payload in made.values():
+        for form in (payload, base64.b64encode(payload), base64.urlsafe_b64encode(payload)):
+            assert form not in text
+
+
+def test_an_old_keys_object_gone_leaves_the_others_in_use_the_primarys_is_an_error(castellan_config, barbican,
+                                                                                   keystone):
+    from nailgun_platform.secrets import key_manager, keys
+    from cryptography.fernet import Fernet
+
+    options = dict(barbican.settings()["SECRETS"]["castellan"], backend="barbican", interface="public", auth=None)
+    manager = key_manager.KeyManager(options, barbican.settings()["AUTH"]["keystone"])
+    made = {number: Fernet.generate_key() for number in range(3)}
+    refs = {number: manager.store(key) for number, key in made.items()}
+    manager.delete(refs[1])
+    assert manager.fetch_all(refs) == {0: made[0], 2: made[2]}
+    with pytest.raises(keys.KeyMissing):
+        manager.fetch_all(refs, complete=True)
+    manager.delete(refs[2])
+    with pytest.raises(keys.KeyMissing, match=refs[2]):
+        manager.fetch_all(refs)
+    manager.delete(refs[0])
+
+
+def test_a_move_run_again_does_what_is_left_after_rotations_and_across_a_key_gone(castellan_config, barbican,
+                                                                                  migrated_db, tmp_path, keystone):
+    engine = migrated_db[0]
+    local = str(tmp_path / "fernet-keys")
+    local_config = castellan_config("local.yaml", key_manager="local", key_repository=local)
+    managed_config = castellan_config("managed.yaml", key_repository=local)
+    server = serve(local_config)
+    try:
+        document = store_secret(server.url)
+    finally:
+        server.stop()
+    assert nailgun_secrets(local_config, "move-keys", "--to", "castellan").returncode == 0
+    for _ in range(2):  # rotations in Barbican before the source is removed
+        assert nailgun_secrets(managed_config, "rotate").returncode == 0
+    server = serve(managed_config)
+    try:
+        answer = requests.put(server.url + document, json={"mysql": {"root_password": "newer"}}, timeout=30)
+        assert answer.status_code == 204
+    finally:
+        server.stop()
+    removed = nailgun_secrets(managed_config, "move-keys", "--to", "castellan", "--remove-source")
+    assert removed.returncode == 0 and "already moved key(s) 0, 1" in removed.stdout, removed.stderr
+    assert sorted(key_objects(engine)) == [0, 1, 2, 3] and not os.path.exists(local)
+    again = nailgun_secrets(managed_config, "move-keys", "--to", "castellan", "--remove-source")
+    assert again.returncode == 0 and "nothing to do" in again.stdout, again.stderr
+    server = serve(managed_config)
+    try:
+        assert read_secret(server.url, document) == "newer"
+    finally:
+        server.stop()
+
+    # a key object gone behind the database's back: only --replace puts the repository's keys in place
+    back = str(tmp_path / "back")
+    assert nailgun_secrets(castellan_config("to-local.yaml", key_repository=back), "move-keys", "--to",
+                           "local").returncode == 0
+    gone = key_objects(engine)[2]
+    assert requests.delete(barbican.url + "/v1/secrets/" + gone, timeout=30,
+                           headers={"X-Auth-Token": keystone.token("nailgun", "services")}).status_code == 204
+    from_back = castellan_config("from-back.yaml", key_manager="local", key_repository=back)
+    refused = nailgun_secrets(from_back, "move-keys", "--to", "castellan")
+    assert refused.returncode == 1 and "broken keys" in refused.stderr and gone in refused.stderr
+    replaced = nailgun_secrets(from_back, "move-keys", "--to", "castellan", "--replace")
+    assert replaced.returncode == 0, replaced.stderr
+    assert gone not in key_objects(engine).values()
+    server = serve(castellan_config("after.yaml"))
+    try:
+        assert read_secret(server.url, document) == "newer"
     finally:
         server.stop()
