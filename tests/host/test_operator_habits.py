@@ -215,7 +215,7 @@ def test_man_renders_each_page_without_a_warning(pages, name):
 
 
 #: what a subcommand needs besides the database options
-SUBCOMMAND_ARGUMENTS = {"set": ["someone", "--role", "admin"], "delete": ["someone"]}
+SUBCOMMAND_ARGUMENTS = {"set": ["someone", "--role", "admin"], "delete": ["someone"], "move-keys": ["--to", "local"]}
 
 
 @pytest.mark.parametrize("module", ["secrets", "users"])
