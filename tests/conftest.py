@@ -392,7 +392,12 @@ def barbican(keystone, tmp_path_factory):
     server.close()
 
 
-@pytest.fixture(params=["local", "castellan"])
+#: where ``each_key_manager`` keeps the keys: the git storage pass runs the secrets suites again for the driver,
+#: which the key manager does not meet
+KEY_MANAGERS = ["local"] if os.environ.get("NAILGUN_CONFIGDB_STORAGE") == "git" else ["local", "castellan"]
+
+
+@pytest.fixture(params=KEY_MANAGERS)
 def each_key_manager(request, monkeypatch, tmp_path, db_url):
     """The test once with the secrets' keys in the key repository, once in the test Barbican (issue 28): a
     settings file every reload in the test (and every server it starts) reads."""

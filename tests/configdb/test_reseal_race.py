@@ -12,9 +12,6 @@ from nailgun_platform.secrets import sealing
 from nailgun_ext_configdb.objects import document_view, resealing
 from tests.configdb.conftest import API, STORAGE, stored_texts
 
-#: every test with the keys in a key repository and in Barbican (issue 28)
-pytestmark = pytest.mark.usefixtures("each_key_manager")
-
 SECRET_SCHEMA = {"schema": {"type": "object", "properties": {"pin_code": {"x-secret": True}}}}
 
 

@@ -22,6 +22,10 @@ from tests.conftest import LiveServer
 BIN = os.path.dirname(sys.executable)
 CONFIG = "/api/v1/config"
 SECRET = "s3cret-kept-by-barbican"
+#: for the tests in which nothing depends on the database: they run on the SQLite pass only (CI runs both at once,
+#: the PostgreSQL pass the longer)
+on_sqlite_pass = pytest.mark.skipif(bool(os.environ.get("NAILGUN_TEST_DB_URL")),
+                                    reason="nothing in it depends on the database: run on the SQLite pass")
 #: what the test run sets for every process, and the settings files here say themselves
 ONLY_THE_FILE = {"NAILGUN_DB_URL": "", "NAILGUN_KEY_REPOSITORY": ""}
 
@@ -137,6 +141,7 @@ def test_rotate_reencrypt_retire_in_barbican_keep_every_secret_readable(castella
         server.stop()
 
 
+@on_sqlite_pass
 def test_barbican_out_of_reach_makes_secret_reads_503_and_heals_without_a_restart(castellan_config, barbican):
     server = serve(castellan_config(castellan=dict(barbican.settings()["SECRETS"]["castellan"], keys_seconds=1)))
     try:
@@ -208,6 +213,7 @@ def test_keys_move_into_barbican_and_back_proved_on_the_canary(castellan_config,
     assert key_objects(engine) == {} and not set(objects.values()) & set(barbican.secrets())
 
 
+@on_sqlite_pass
 def test_keys_that_do_not_open_the_canary_are_not_moved(castellan_config, barbican, migrated_db, tmp_path):
     engine = migrated_db[0]
     own = str(tmp_path / "own")
@@ -226,6 +232,7 @@ def test_keys_that_do_not_open_the_canary_are_not_moved(castellan_config, barbic
     assert sealed.canary_opens(engine, keys.load(own, create=False))
 
 
+@on_sqlite_pass
 @pytest.mark.parametrize("secrets_section, message", [
     ({"key_manager": "vault"}, "SECRETS.key_manager must be local or castellan, not 'vault'"),
     ({"castellan": {"keys_seconds": 0}}, "SECRETS.castellan.keys_seconds must be a whole number of at least 1"),
@@ -241,6 +248,7 @@ def test_a_key_manager_setting_that_cannot_be_meant_is_refused(secrets_section, 
         Settings().reload(overrides={"SECRETS": secrets_section})
 
 
+@on_sqlite_pass
 def test_the_key_manager_needs_no_key_repository_on_postgresql_but_a_keystone_user(tmp_path):
     from nailgun_host.settings import Settings
     from nailgun_platform import hosting, secrets
@@ -257,6 +265,7 @@ def test_the_key_manager_needs_no_key_repository_on_postgresql_but_a_keystone_us
         hosting.provide(settings=saved)
 
 
+@on_sqlite_pass
 def test_a_first_start_with_barbican_out_of_reach_serves_and_makes_the_keys_once_it_is_back(castellan_config,
                                                                                               barbican, migrated_db):
     barbican.stop()
@@ -296,6 +305,7 @@ def test_servers_starting_at_once_on_an_empty_database_make_one_key_set(castella
     assert set(barbican.secrets()) - before == set(named.values())  # the losers' objects were deleted
 
 
+@on_sqlite_pass
 def test_a_key_object_deleted_behind_the_servers_back_is_a_503_never_garbage(castellan_config, barbican,
                                                                              migrated_db, keystone):
     server = serve(castellan_config(castellan=dict(barbican.settings()["SECRETS"]["castellan"], keys_seconds=1)))
@@ -314,6 +324,7 @@ def test_a_key_object_deleted_behind_the_servers_back_is_a_503_never_garbage(cas
         server.stop()
 
 
+@on_sqlite_pass
 def test_keys_in_use_are_fetched_again_ahead_of_their_time(castellan_config, barbican):
     """A read in the last fifth of the keys' time has them fetched again in the background: Barbican going away
     just after is felt only when the renewed keys' time is up."""
@@ -344,6 +355,7 @@ def faulty_barbican(barbican):
     proxy.close()
 
 
+@on_sqlite_pass
 def test_a_key_fetch_reset_hung_or_answered_with_garbage_is_a_503_within_the_timeout(castellan_config,
                                                                                     faulty_barbican):
     options = dict(barbican_endpoint=faulty_barbican.url, keys_seconds=1, timeout=2)
@@ -365,6 +377,7 @@ def test_a_key_fetch_reset_hung_or_answered_with_garbage_is_a_503_within_the_tim
         server.stop()
 
 
+@on_sqlite_pass
 def test_a_first_start_on_a_key_manager_that_resets_serves_what_needs_no_key(castellan_config, faulty_barbican):
     faulty_barbican.mode = "reset"
     server = serve(castellan_config(castellan=dict(barbican_endpoint=faulty_barbican.url, timeout=2)))
@@ -382,6 +395,7 @@ def test_a_first_start_on_a_key_manager_that_resets_serves_what_needs_no_key(cas
         server.stop()
 
 
+@on_sqlite_pass
 def test_the_debug_log_holds_no_key(castellan_config, barbican, tmp_path):
     log = tmp_path / "api.log"
     config = castellan_config()
@@ -403,6 +417,7 @@ def test_the_debug_log_holds_no_key(castellan_config, barbican, tmp_path):
             assert form not in text
 
 
+@on_sqlite_pass
 def test_an_old_keys_object_gone_leaves_the_others_in_use_the_primarys_is_an_error(castellan_config, barbican,
                                                                                    keystone):
     from nailgun_platform.secrets import key_manager, keys
@@ -422,6 +437,7 @@ def test_an_old_keys_object_gone_leaves_the_others_in_use_the_primarys_is_an_err
     manager.delete(refs[0])
 
 
+@on_sqlite_pass
 def test_a_move_run_again_does_what_is_left_after_rotations_and_across_a_key_gone(castellan_config, barbican,
                                                                                   migrated_db, tmp_path, keystone):
     engine = migrated_db[0]
