@@ -307,40 +307,26 @@ prepare_fuel2() {
     record "fuel2" "passed: $FUEL2_BIN starts"
 }
 
-# The real Keystone the auth tests run against (tests/tools/make_keystone_venv.sh).
-prepare_keystone() {
-    if [ "${SKIP_KEYSTONE:-0}" = 1 ]; then
-        unset NAILGUN_TEST_KEYSTONE_VENV
-        record "keystone" "skipped (SKIP_KEYSTONE=1): its tests skip (fail when CI=true)"
+# prepare_service SERVICE: the real Keystone (the auth tests) or Barbican (the key manager tests), built in
+# ./.venv-SERVICE by tests/tools/make_service_venv.sh, or the venv SERVICE_VENV names; its path goes to
+# NAILGUN_TEST_SERVICE_VENV. SKIP_SERVICE=1 builds none (its tests then skip, or fail when CI=true).
+prepare_service() {
+    local service=$1 upper venv
+    upper=$(printf '%s' "$service" | tr '[:lower:]' '[:upper:]')
+    local skip=SKIP_$upper given=${upper}_VENV variable=NAILGUN_TEST_${upper}_VENV
+    if [ "${!skip:-0}" = 1 ]; then
+        unset "$variable"
+        record "$service" "skipped ($skip=1): its tests skip (fail when CI=true)"
         return 0
     fi
-    local venv
-    log "building Keystone in ${KEYSTONE_VENV:-.venv-keystone}"
-    if ! venv=$(PYTHON="$VENV/bin/python" tests/tools/make_keystone_venv.sh "${KEYSTONE_VENV:-$ROOT/.venv-keystone}"); then
-        unset NAILGUN_TEST_KEYSTONE_VENV
-        record "keystone" "FAILED: could not build Keystone"
+    log "building $service in ${!given:-.venv-$service}"
+    if ! venv=$(PYTHON="$VENV/bin/python" tests/tools/make_service_venv.sh "$service" "${!given:-$ROOT/.venv-$service}"); then
+        unset "$variable"
+        record "$service" "FAILED: could not build $service"
         return 0
     fi
-    export NAILGUN_TEST_KEYSTONE_VENV=$venv
-    record "keystone" "passed: $venv"
-}
-
-# The real Barbican the key manager tests run against (tests/tools/make_barbican_venv.sh).
-prepare_barbican() {
-    if [ "${SKIP_BARBICAN:-0}" = 1 ]; then
-        unset NAILGUN_TEST_BARBICAN_VENV
-        record "barbican" "skipped (SKIP_BARBICAN=1): its tests skip (fail when CI=true)"
-        return 0
-    fi
-    local venv
-    log "building Barbican in ${BARBICAN_VENV:-.venv-barbican}"
-    if ! venv=$(PYTHON="$VENV/bin/python" tests/tools/make_barbican_venv.sh "${BARBICAN_VENV:-$ROOT/.venv-barbican}"); then
-        unset NAILGUN_TEST_BARBICAN_VENV
-        record "barbican" "FAILED: could not build Barbican"
-        return 0
-    fi
-    export NAILGUN_TEST_BARBICAN_VENV=$venv
-    record "barbican" "passed: $venv"
+    export "$variable=$venv"
+    record "$service" "passed: $venv"
 }
 
 # Sets PG_URL to the PostgreSQL URL to test against, or leaves it empty (with the reason recorded).
@@ -431,8 +417,8 @@ main() {
     prepare_venv
     run_lint_imports
     prepare_fuel2
-    prepare_keystone
-    prepare_barbican
+    prepare_service keystone
+    prepare_service barbican
 
     run_both "$@"
 

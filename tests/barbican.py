@@ -1,6 +1,6 @@
 """A real Barbican for the tests: its PyPI package, its simple crypto plugin, behind the test Keystone.
 
-Barbican comes from a venv of its own (tests/tools/make_barbican_venv.sh), served by gunicorn on loopback with
+Barbican comes from a venv of its own (tests/tools/make_service_venv.sh barbican), served by gunicorn on loopback with
 its database (SQLite) and its master key (the simple crypto plugin's KEK) in a temporary directory. It checks
 tokens with the test Keystone (keystonemiddleware, as the nailgun service user); the objects it stores belong to
 the project of the user that stored them (our key manager user: nailgun, in project services).

@@ -349,6 +349,20 @@ def stop_process(process, grace=10):
         process.wait()
 
 
+def _service_venv(service, needed):
+    """The venv of a real Keystone or Barbican (``$NAILGUN_TEST_<SERVICE>_VENV``, built by run_tests.sh with
+    tests/tools/make_service_venv.sh) holding ``needed``: the test skips without one, except in CI
+    (``CI=true``), where it fails: CI must run them."""
+    variable = "NAILGUN_TEST_{0}_VENV".format(service.upper())
+    venv = os.environ.get(variable)
+    if not venv or not os.path.isfile(os.path.join(venv, needed)):
+        reason = "{0} does not name a {1} venv (tests/tools/make_service_venv.sh {1})".format(variable, service)
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return venv
+
+
 @pytest.fixture(scope="session")
 def keystone(tmp_path_factory, pytestconfig):
     """A real Keystone (``$NAILGUN_TEST_KEYSTONE_VENV``, built by run_tests.sh) with the test users.
@@ -358,12 +372,7 @@ def keystone(tmp_path_factory, pytestconfig):
     """
     from tests.keystone import Keystone
 
-    venv = os.environ.get("NAILGUN_TEST_KEYSTONE_VENV")
-    if not venv or not os.path.isfile(os.path.join(venv, "bin", "keystone-manage")):
-        reason = "NAILGUN_TEST_KEYSTONE_VENV does not name a Keystone venv (tests/tools/make_keystone_venv.sh)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    venv = _service_venv("keystone", "bin/keystone-manage")
     start = time.monotonic()
     cache = getattr(pytestconfig, "cache", None)  # None with -p no:cacheprovider
     server = Keystone(venv, str(tmp_path_factory.mktemp("keystone")), cache and str(cache.mkdir("keystone")))
@@ -379,12 +388,7 @@ def barbican(keystone, tmp_path_factory):
     without one, but in CI (``CI=true``), where it fails."""
     from tests.barbican import Barbican
 
-    venv = os.environ.get("NAILGUN_TEST_BARBICAN_VENV")
-    if not venv or not os.path.isfile(os.path.join(venv, "bin", "gunicorn")):
-        reason = "NAILGUN_TEST_BARBICAN_VENV does not name a Barbican venv (tests/tools/make_barbican_venv.sh)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    venv = _service_venv("barbican", "etc/barbican/barbican-api-paste.ini")
     start = time.monotonic()
     server = Barbican(venv, str(tmp_path_factory.mktemp("barbican")), keystone)
     SUMMARY_LINES.append("barbican: serving in {0:.1f}s".format(time.monotonic() - start))

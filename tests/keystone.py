@@ -1,6 +1,6 @@
 """A real Keystone for the tests: bootstrapped once per session, served by gunicorn on loopback.
 
-Keystone comes from its PyPI package in a venv of its own (tests/tools/make_keystone_venv.sh),
+Keystone comes from its PyPI package in a venv of its own (tests/tools/make_service_venv.sh keystone),
 so its dependencies never meet the test venv's: everything here talks to it over HTTP or runs
 its commands. SQLite and fernet keys live in a temporary directory.
 """

@@ -74,7 +74,8 @@ def main(args):
             return _move_keys(args)
         sealed.check_keys(db.get_engine())  # the keys are this database's (a first use creates them)
         if args.command == "rotate":
-            print("key {0} is the primary; now run: nailgun-secrets reencrypt".format(sealed.rotate_keys(db.get_engine())))
+            primary = sealed.rotate_keys(db.get_engine())
+            print("key {0} is the primary; now run: nailgun-secrets reencrypt".format(primary))
             return 0
         if args.command == "reencrypt":
             for column, count in sealed.reencrypt_all().items():

@@ -4,6 +4,7 @@ re-encrypting and retiring them there, a key manager out of reach making secret 
 keys moved from a key repository into Barbican and back, proved on the database's canary."""
 import base64
 import concurrent.futures
+import contextlib
 import json
 import os
 import re
@@ -33,8 +34,8 @@ ONLY_THE_FILE = {"NAILGUN_DB_URL": "", "NAILGUN_KEY_REPOSITORY": ""}
 @pytest.fixture
 def castellan_config(barbican, tmp_path, db_url, migrated_db):
     """A settings file keeping the keys in the test Barbican (a process reads it through ``NAILGUN_CONFIG``)."""
-    def write(name="castellan.yaml", **secrets_section):
-        chosen = barbican.settings()
+    def write(name="castellan.yaml", castellan=None, **secrets_section):
+        chosen = barbican.settings(**(castellan or {}))
         chosen["SECRETS"].update(secrets_section)
         path = tmp_path / name
         path.write_text(json.dumps(dict(chosen, DATABASE_URL=db_url)))
@@ -45,6 +46,16 @@ def castellan_config(barbican, tmp_path, db_url, migrated_db):
 def serve(config):
     """A ``nailgun-api`` reading ``config`` (which names the test database)."""
     return LiveServer(json.load(open(config))["DATABASE_URL"], env=dict(NAILGUN_CONFIG=config, **ONLY_THE_FILE))
+
+
+@contextlib.contextmanager
+def serving(config):
+    """``serve`` for a block."""
+    server = serve(config)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def nailgun_secrets(config, *args):
@@ -113,8 +124,7 @@ def test_two_servers_without_a_key_repository_share_the_keys_barbican_holds(cast
 
 def test_rotate_reencrypt_retire_in_barbican_keep_every_secret_readable(castellan_config, barbican, migrated_db):
     config = castellan_config()
-    server = serve(config)
-    try:
+    with serving(config) as server:
         document = store_secret(server.url)
         status = nailgun_secrets(config, "status")
         assert status.returncode == 0, status.stderr
@@ -137,14 +147,11 @@ def test_rotate_reencrypt_retire_in_barbican_keep_every_secret_readable(castella
         time.sleep(1.1)  # the server looks at the database's key objects once a second
         assert read_secret(server.url, document) == SECRET
         assert requests.get(server.url + "/api/v1/health", timeout=30).status_code == 200
-    finally:
-        server.stop()
 
 
 @on_sqlite_pass
 def test_barbican_out_of_reach_makes_secret_reads_503_and_heals_without_a_restart(castellan_config, barbican):
-    server = serve(castellan_config(castellan=dict(barbican.settings()["SECRETS"]["castellan"], keys_seconds=1)))
-    try:
+    with serving(castellan_config(castellan={"keys_seconds": 1})) as server:
         document = store_secret(server.url)
         assert read_secret(server.url, document) == SECRET
         assert read_secret(server.url, document) == SECRET  # replayed by the read cache
@@ -165,8 +172,6 @@ def test_barbican_out_of_reach_makes_secret_reads_503_and_heals_without_a_restar
             time.sleep(0.2)
         assert read_secret(server.url, document) == SECRET
         assert requests.get(server.url + "/api/v1/health", timeout=30).status_code == 200
-    finally:
-        server.stop()
 
 
 def test_keys_move_into_barbican_and_back_proved_on_the_canary(castellan_config, barbican, migrated_db, tmp_path):
@@ -174,11 +179,8 @@ def test_keys_move_into_barbican_and_back_proved_on_the_canary(castellan_config,
     local = str(tmp_path / "fernet-keys")
     local_config = castellan_config("local.yaml", key_manager="local", key_repository=local)
     managed_config = castellan_config("managed.yaml", key_repository=local)  # the source, until it is removed
-    server = serve(local_config)
-    try:
+    with serving(local_config) as server:
         document = store_secret(server.url)
-    finally:
-        server.stop()
     original = sorted(os.listdir(local))
 
     early = nailgun_secrets(local_config, "move-keys", "--to", "castellan", "--remove-source")
@@ -188,11 +190,8 @@ def test_keys_move_into_barbican_and_back_proved_on_the_canary(castellan_config,
     assert "moved key(s) 0, 1 to castellan" in moved.stdout
     objects = key_objects(engine)
     assert sorted(objects) == [0, 1] and os.listdir(local) == original
-    server = serve(managed_config)
-    try:
+    with serving(managed_config) as server:
         assert read_secret(server.url, document) == SECRET
-    finally:
-        server.stop()
     removed = nailgun_secrets(managed_config, "move-keys", "--to", "castellan", "--remove-source")
     assert removed.returncode == 0 and not os.path.exists(local), removed.stderr
     assert "already moved key(s) 0, 1" in removed.stdout and key_objects(engine) == objects
@@ -203,11 +202,8 @@ def test_keys_move_into_barbican_and_back_proved_on_the_canary(castellan_config,
                                "local")
     assert returned.returncode == 0, returned.stderr
     assert sorted(os.listdir(back)) == ["0", "1"]
-    server = serve(back_config)
-    try:
+    with serving(back_config) as server:
         assert read_secret(server.url, document) == SECRET
-    finally:
-        server.stop()
     final = nailgun_secrets(back_config, "move-keys", "--to", "local", "--remove-source")
     assert final.returncode == 0, final.stderr
     assert key_objects(engine) == {} and not set(objects.values()) & set(barbican.secrets())
@@ -217,11 +213,8 @@ def test_keys_move_into_barbican_and_back_proved_on_the_canary(castellan_config,
 def test_keys_that_do_not_open_the_canary_are_not_moved(castellan_config, barbican, migrated_db, tmp_path):
     engine = migrated_db[0]
     own = str(tmp_path / "own")
-    server = serve(castellan_config("own.yaml", key_manager="local", key_repository=own))
-    try:
+    with serving(castellan_config("own.yaml", key_manager="local", key_repository=own)) as server:
         store_secret(server.url)
-    finally:
-        server.stop()
     wrong = str(tmp_path / "wrong")
     from nailgun_platform.secrets import keys
     keys.load(wrong)  # a repository of other keys
@@ -308,8 +301,7 @@ def test_servers_starting_at_once_on_an_empty_database_make_one_key_set(castella
 @on_sqlite_pass
 def test_a_key_object_deleted_behind_the_servers_back_is_a_503_never_garbage(castellan_config, barbican,
                                                                              migrated_db, keystone):
-    server = serve(castellan_config(castellan=dict(barbican.settings()["SECRETS"]["castellan"], keys_seconds=1)))
-    try:
+    with serving(castellan_config(castellan={"keys_seconds": 1})) as server:
         document = store_secret(server.url)
         primary = key_objects(migrated_db[0])[1]
         deleted = requests.delete(barbican.url + "/v1/secrets/" + primary, timeout=30,
@@ -320,16 +312,13 @@ def test_a_key_object_deleted_behind_the_servers_back_is_a_503_never_garbage(cas
         assert refused.status_code == 503 and SECRET not in refused.text
         assert requests.get(server.url + "/api/v1/health", timeout=30).status_code == 503
         assert requests.get(server.url + CONFIG + "/components", timeout=30).status_code == 200
-    finally:
-        server.stop()
 
 
 @on_sqlite_pass
 def test_keys_in_use_are_fetched_again_ahead_of_their_time(castellan_config, barbican):
     """A read in the last fifth of the keys' time has them fetched again in the background: Barbican going away
     just after is felt only when the renewed keys' time is up."""
-    server = serve(castellan_config(castellan=dict(barbican.settings()["SECRETS"]["castellan"], keys_seconds=3)))
-    try:
+    with serving(castellan_config(castellan={"keys_seconds": 3})) as server:
         document = store_secret(server.url)  # the keys were fetched during it
         fetched_by = time.monotonic()
         assert read_secret(server.url, document) == SECRET
@@ -344,8 +333,6 @@ def test_keys_in_use_are_fetched_again_ahead_of_their_time(castellan_config, bar
             renewed = at(3.6)
             assert renewed.status_code == 200 and renewed.json()["mysql"]["root_password"] == SECRET
             assert at(6.5).status_code == 503
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -359,8 +346,7 @@ def faulty_barbican(barbican):
 def test_a_key_fetch_reset_hung_or_answered_with_garbage_is_a_503_within_the_timeout(castellan_config,
                                                                                     faulty_barbican):
     options = dict(barbican_endpoint=faulty_barbican.url, keys_seconds=1, timeout=2)
-    server = serve(castellan_config(castellan=options))
-    try:
+    with serving(castellan_config(castellan=options)) as server:
         document = store_secret(server.url)
         for mode in ("reset", "hang", "garbage"):
             faulty_barbican.mode = mode
@@ -373,15 +359,12 @@ def test_a_key_fetch_reset_hung_or_answered_with_garbage_is_a_503_within_the_tim
             faulty_barbican.mode = "pass"
             time.sleep(1.1)  # past the failure's second: fetched again
             assert read_secret(server.url, document) == SECRET, mode
-    finally:
-        server.stop()
 
 
 @on_sqlite_pass
 def test_a_first_start_on_a_key_manager_that_resets_serves_what_needs_no_key(castellan_config, faulty_barbican):
     faulty_barbican.mode = "reset"
-    server = serve(castellan_config(castellan=dict(barbican_endpoint=faulty_barbican.url, timeout=2)))
-    try:
+    with serving(castellan_config(castellan={"barbican_endpoint": faulty_barbican.url, "timeout": 2})) as server:
         started = time.monotonic()
         assert requests.get(server.url + CONFIG + "/components", timeout=30).status_code == 200
         assert time.monotonic() - started < 1  # the keys are checked in the background
@@ -391,8 +374,6 @@ def test_a_first_start_on_a_key_manager_that_resets_serves_what_needs_no_key(cas
         while requests.get(server.url + "/api/v1/health", timeout=30).status_code != 200:
             assert time.monotonic() < deadline
             time.sleep(0.2)
-    finally:
-        server.stop()
 
 
 @on_sqlite_pass
@@ -403,11 +384,8 @@ def test_the_debug_log_holds_no_key(castellan_config, barbican, tmp_path):
     chosen["LOG"] = {"file": str(log), "level": "DEBUG"}
     open(config, "w").write(json.dumps(chosen))
     before = set(barbican.secrets())
-    server = serve(config)
-    try:
+    with serving(config) as server:
         read_secret(server.url, store_secret(server.url))
-    finally:
-        server.stop()
     made = {object_id: payload for object_id, payload in barbican.secrets().items() if object_id not in before}
     assert len(made) == 2
     text = log.read_bytes()
@@ -444,30 +422,21 @@ def test_a_move_run_again_does_what_is_left_after_rotations_and_across_a_key_gon
     local = str(tmp_path / "fernet-keys")
     local_config = castellan_config("local.yaml", key_manager="local", key_repository=local)
     managed_config = castellan_config("managed.yaml", key_repository=local)
-    server = serve(local_config)
-    try:
+    with serving(local_config) as server:
         document = store_secret(server.url)
-    finally:
-        server.stop()
     assert nailgun_secrets(local_config, "move-keys", "--to", "castellan").returncode == 0
     for _ in range(2):  # rotations in Barbican before the source is removed
         assert nailgun_secrets(managed_config, "rotate").returncode == 0
-    server = serve(managed_config)
-    try:
+    with serving(managed_config) as server:
         answer = requests.put(server.url + document, json={"mysql": {"root_password": "newer"}}, timeout=30)
         assert answer.status_code == 204
-    finally:
-        server.stop()
     removed = nailgun_secrets(managed_config, "move-keys", "--to", "castellan", "--remove-source")
     assert removed.returncode == 0 and "already moved key(s) 0, 1" in removed.stdout, removed.stderr
     assert sorted(key_objects(engine)) == [0, 1, 2, 3] and not os.path.exists(local)
     again = nailgun_secrets(managed_config, "move-keys", "--to", "castellan", "--remove-source")
     assert again.returncode == 0 and "nothing to do" in again.stdout, again.stderr
-    server = serve(managed_config)
-    try:
+    with serving(managed_config) as server:
         assert read_secret(server.url, document) == "newer"
-    finally:
-        server.stop()
 
     # a key object gone behind the database's back: only --replace puts the repository's keys in place
     back = str(tmp_path / "back")
@@ -482,8 +451,5 @@ def test_a_move_run_again_does_what_is_left_after_rotations_and_across_a_key_gon
     replaced = nailgun_secrets(from_back, "move-keys", "--to", "castellan", "--replace")
     assert replaced.returncode == 0, replaced.stderr
     assert gone not in key_objects(engine).values()
-    server = serve(castellan_config("after.yaml"))
-    try:
+    with serving(castellan_config("after.yaml")) as server:
         assert read_secret(server.url, document) == "newer"
-    finally:
-        server.stop()
