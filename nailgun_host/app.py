@@ -117,7 +117,8 @@ def error_response(exc):
         return _json_error(fault.status, fault.message, headers=fault.headers)
     if isinstance(exc, (keys.KeyRepositoryError, keys.UndecryptableValue)):
         LOG.error("Refusing %s %s: %s", web.ctx.method, web.ctx.path, exc)
-        return _json_error(503, "The server cannot read its secrets' keys; an operator must fix its key repository")
+        return _json_error(503, "The server cannot read its secrets' keys; an operator must fix them (the key "
+                           "repository, or the key manager's objects)")
     if isinstance(exc, sqlalchemy.exc.IntegrityError):
         # The database's words name tables and constraints (and its DETAIL line, values):
         # the client gets none of them, the log only the first line, without SQL or parameters.

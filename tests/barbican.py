@@ -138,8 +138,9 @@ class Barbican:
 
 class FaultyBarbican:
     """A proxy to ``barbican`` that answers Barbican's version document but, for its secrets, as ``mode`` says:
-    ``pass`` (forwarded), ``reset`` (the connection closed unanswered), ``hang`` (never answered) or ``garbage``
-    (a 200 that is not JSON): the failures castellan lets through as they come."""
+    ``pass`` (forwarded), ``reset`` (the connection closed unanswered), ``hang`` (never answered), ``garbage``
+    (a 200 that is not JSON) or ``trickle`` (a 200 whose body comes a byte every half second): the failures
+    castellan lets through as they come, and the slow answer no per-read timeout ends."""
 
     def __init__(self, barbican):
         self.barbican, self.mode = barbican, "pass"
@@ -164,6 +165,17 @@ class FaultyBarbican:
                         return
                     if proxy.mode == "hang":
                         time.sleep(30)
+                        return
+                    if proxy.mode == "trickle":
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", "60")
+                        self.end_headers()
+                        with contextlib.suppress(OSError):
+                            for _ in range(60):
+                                self.wfile.write(b" ")
+                                self.wfile.flush()
+                                time.sleep(0.5)
                         return
                     self._send(200, {"Content-Type": "application/json"}, b"<html>not Barbican</html>")
                     return

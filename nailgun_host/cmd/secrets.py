@@ -132,11 +132,16 @@ def _move_keys(args):
     source = read_source()
     if not sealed.canary_opens(engine, keys.KeySet(source_name, source)):
         raise StartupError("the keys to move do not open this database's canary: nothing was moved")
-    done = bool(there) and set(source.values()) <= set(there.values())  # later rotations add keys there
-    if not done and (there or broken) and not args.replace:
-        raise StartupError("{0} already holds {1} for this database: nothing was moved (--replace puts the keys of "
-                           "{2} in their place; whatever only they encrypted is lost)".format(
-                               where, "broken keys ({0})".format(broken) if broken else "other keys", source_name))
+    in_force = secrets.managed() == (args.to == "castellan")  # the servers use the destination already
+    done = bool(there) and (set(source.values()) <= set(there.values()) or
+                            in_force and _serves_alone(engine, keys.KeySet(where, there)))
+    lacking = there and set(there.values()) - set(source.values())  # keys a copy over them would lose
+    if not done and (lacking or broken) and not args.replace:
+        raise StartupError(
+            "{0} already holds {1} for this database: nothing was moved. If the settings use them already, run "
+            "nailgun-secrets reencrypt and this again; else --replace puts the keys of {2} in their place, and "
+            "whatever only they encrypted is lost".format(
+                where, "broken keys ({0})".format(broken) if broken else "keys the source lacks", source_name))
     if not done:
         if args.to == "castellan":
             managed_keys.put(engine, source)
@@ -160,6 +165,18 @@ def _move_keys(args):
         print("next: set SECRETS.key_manager: {0}, restart every server, then run nailgun-secrets move-keys --to {0} "
               "--remove-source".format(args.to))
     return 0
+
+
+def _serves_alone(engine, keyset):
+    """Whether ``keyset``, the keys the settings use already, open the canary and hold every stored value under
+    their primary: the source's keys they lack (retired there since the move) seal nothing any more."""
+    from nailgun_host.db import sealed
+
+    if not sealed.canary_opens(engine, keyset):
+        return False
+    stale = sum(sealed.reencrypt_all(dry_run=True).values())
+    db.db.rollback()  # the count's transaction (a removal of the key manager's rows writes on its own connection)
+    return not stale
 
 
 def secrets_keys(argv=None):

@@ -76,20 +76,37 @@ def create(engine):
 
 
 def rotate(engine):
-    """The staged key becomes the primary and a new key is staged (``keys.rotate``); the new primary's number."""
+    """The staged key becomes the primary and a new key is staged (``keys.rotate``); the new primary's number.
+
+    A staged key whose object is gone (deleted, or a restore of the key manager older than the last rotation) is
+    replaced by the new key instead, and that is said as an error: it sealed nothing, and a rotation promoting it
+    would leave the servers a primary they cannot fetch; run ``rotate`` again."""
     manager = secrets.manager()
+    staged_before = _complete(refs())[keys.STAGED]
+    try:
+        manager.fetch(staged_before)
+        missing = False
+    except keys.KeyMissing:
+        missing = True
     staged = manager.store(Fernet.generate_key())
     try:
         with writing(engine) as connection:
             _hold(connection)
             current = _complete(_named(connection))
+            if current[keys.STAGED] != staged_before:
+                raise keys.KeyRepositoryError("The keys were changed meanwhile (another rotation): run rotate again")
             primary = max(current) + 1
-            connection.execute(sa.insert(TABLE), {"number": primary, "object_id": current[keys.STAGED]})
+            if not missing:
+                connection.execute(sa.insert(TABLE), {"number": primary, "object_id": current[keys.STAGED]})
             connection.execute(sa.update(TABLE).where(TABLE.c.number == keys.STAGED).values(object_id=staged))
     except BaseException:
         _delete(manager, [staged], undone=True)
         raise
     secrets.forget_keys()
+    if missing:
+        raise keys.KeyRepositoryError(
+            "The staged key's object {0} was gone from the key manager: a new key is staged in its place (the old "
+            "one sealed nothing). Run nailgun-secrets rotate again".format(staged_before))
     return primary
 
 

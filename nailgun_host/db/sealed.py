@@ -232,8 +232,9 @@ def _resealed(row, keyset, classifier_of_row):
 
 
 #: what health says when the keys stopped fitting (the details, with the repository's path, go to the log)
-KEYS_UNFIT_MESSAGE = ("The key repository does not hold the keys this database's secrets are encrypted with "
-                      "(or cannot be read): an operator must fix it (see nailgun-secrets status)")
+KEYS_UNFIT_MESSAGE = ("The secrets' keys in use (the key repository, or the key manager's objects) are not those "
+                      "this database's secrets are encrypted with, or cannot be read: an operator must fix them (see "
+                      "nailgun-secrets status)")
 
 
 #: what health says when the key manager holding the keys cannot be asked (the details go to the log)

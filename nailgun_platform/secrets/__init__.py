@@ -24,7 +24,9 @@ _cache = {"path": None, "stamp": None, "keyset": None, "checked": 0.0}
 #: castellan: the manager of the settings in force, the keys fetched (and when), the last failure (and when)
 _managed_lock = threading.Lock()
 _managed = {"options": None, "manager": None, "refs": None, "keyset": None, "fetched": 0.0, "checked": 0.0,
-            "failure": None, "failed": 0.0, "renewing": False}
+            "failure": None, "failed": 0.0, "renew_started": float("-inf")}
+#: held while a renewal fetches the keys (``_renew``)
+_renewing = threading.Lock()
 #: the last share of ``SECRETS.castellan.keys_seconds`` in which a request has the keys fetched again ahead
 RENEW_SHARE = 0.2
 
@@ -96,7 +98,7 @@ def keys_at_hand():
         return False
     age = time.monotonic() - _managed["fetched"]
     limit = hosting.settings["SECRETS"]["castellan"]["keys_seconds"]
-    if limit * (1 - RENEW_SHARE) <= age < limit and not _managed["renewing"]:
+    if limit * (1 - RENEW_SHARE) <= age < limit:
         _renew(_managed["manager"])
     return age < limit
 
@@ -139,7 +141,7 @@ def _managed_keyset():
     if cached is not None and now - _managed["checked"] < RECHECK_AFTER:
         age = now - _managed["fetched"]
         if age < options["keys_seconds"]:
-            if age >= options["keys_seconds"] * (1 - RENEW_SHARE) and not _managed["renewing"]:
+            if age >= options["keys_seconds"] * (1 - RENEW_SHARE):
                 _renew(key_manager)
             return cached
     if not _managed_lock.acquire(timeout=options["timeout"]):
@@ -187,8 +189,13 @@ def _install(key_manager, refs, fetched):
 
 
 def _renew(key_manager):
-    """Fetch the keys again in a thread of their own, holding no lock meanwhile (a request may look at the
-    database's key objects); a failure leaves those in force until their time is up."""
+    """Fetch the keys again in a thread of their own, holding no lock a request waits for meanwhile; one renewal
+    at a time, at most one a ``RECHECK_AFTER``; a failure leaves those in force until their time is up."""
+    now = time.monotonic()
+    if now - _managed["renew_started"] < RECHECK_AFTER or not _renewing.acquire(blocking=False):
+        return
+    _managed["renew_started"] = now
+
     def renew():
         try:
             refs = hosting.key_refs()
@@ -201,13 +208,12 @@ def _renew(key_manager):
             LOG.warning("The secrets' keys could not be fetched again ahead of their time (%s): those in force "
                         "serve until it is up", exc)
         finally:
-            _managed["renewing"] = False
+            _renewing.release()
 
-    _managed["renewing"] = True
     try:
         threading.Thread(target=renew, name="nailgun-keys", daemon=True).start()
     except RuntimeError:  # no thread now: the keys' time runs out, and a request fetches them
-        _managed["renewing"] = False
+        _renewing.release()
 
 
 def _stamp(path):

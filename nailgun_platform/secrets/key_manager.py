@@ -9,7 +9,8 @@ The key manager is reached as a Keystone user: ``SECRETS.castellan.auth``, or el
 round trip a key once the token is there). Castellan makes a keystoneauth1 session of its own for every call,
 without a timeout, so a key manager that accepts a connection and never answers would hold the calling worker
 forever: the plugin gives each request of those sessions what is left of ``SECRETS.castellan.timeout`` for the
-whole operation (a key set's fetch is several calls, each several requests). Whatever goes wrong on the way
+whole operation (a key set's fetch is several calls, each several requests), and the operation runs in a thread of
+its own that the caller waits for as long at most (an answer sent a byte at a time). Whatever goes wrong on the way
 (refused, reset, timed out, an answer that is not Barbican's) is ``keys.KeyManagerUnavailable``; an object that is
 not there, ``keys.KeyMissing``.
 """
@@ -100,11 +101,28 @@ class KeyManager:
 
     def store(self, key):
         """Store the Fernet key ``key`` (its base64 text, bytes); the new object's id."""
-        data = opaque_data.OpaqueData(base64.urlsafe_b64decode(key), name=OBJECT_NAME)
-        return self._call(self._manager.store, data)
+        return self._bounded(self._call, self._manager.store,
+                             opaque_data.OpaqueData(base64.urlsafe_b64decode(key), name=OBJECT_NAME))
 
     def fetch(self, object_id):
         """The Fernet key (its base64 text, bytes) the object ``object_id`` holds."""
+        return self._bounded(self._fetch, object_id)
+
+    def fetch_all(self, refs, complete=False):
+        """``{number: Fernet key}`` of the objects ``refs`` (``{number: object id}``) names, all within the
+        timeout. Only the primary key's object must be there: an old key's that is gone leaves out the values it
+        sealed (``keys.UndecryptableValue`` says so), the staged key's seals nothing until ``rotate`` stages a new
+        one; with ``complete`` (a move), any that is gone is ``keys.KeyMissing``."""
+        return self._bounded(self._fetch_all, refs, complete)
+
+    def delete(self, object_id):
+        """Delete the object ``object_id`` (one already gone counts as deleted)."""
+        try:
+            self._bounded(self._call, self._manager.delete, object_id)
+        except castellan_exception.ManagedObjectNotFoundError:
+            pass
+
+    def _fetch(self, object_id):
         try:
             managed = self._call(self._manager.get, object_id)
         except castellan_exception.ManagedObjectNotFoundError:
@@ -117,33 +135,45 @@ class KeyManager:
             raise keys.KeyRepositoryError("The key manager's object {0} does not hold a Fernet key".format(object_id))
         return base64.urlsafe_b64encode(raw)
 
-    def fetch_all(self, refs, complete=False):
-        """``{number: Fernet key}`` of the objects ``refs`` (``{number: object id}``) names, all within the
-        timeout; the old keys' objects that are gone are left out (the values they sealed cannot be read, which
-        ``keys.UndecryptableValue`` says), the staged and the primary key's (any, if ``complete``) are
-        ``keys.KeyMissing``."""
+    def _fetch_all(self, refs, complete):
         fetched = {}
-        with self._plugin.within():
-            for number, object_id in sorted(refs.items()):
-                try:
-                    fetched[number] = self.fetch(object_id)
-                except keys.KeyMissing as exc:
-                    if complete or number in (keys.STAGED, max(refs)):
-                        raise
-                    LOG.error("%s: values sealed with key %s cannot be read", exc, number)
+        for number, object_id in sorted(refs.items()):
+            try:
+                fetched[number] = self._fetch(object_id)
+            except keys.KeyMissing as exc:
+                if complete or number == max(refs):
+                    raise
+                LOG.error("%s: %s", exc, "run nailgun-secrets rotate, which stages a new key" if number == keys.STAGED
+                          else "values sealed with key {0} cannot be read".format(number))
         return fetched
 
-    def delete(self, object_id):
-        """Delete the object ``object_id`` (one already gone counts as deleted)."""
+    def _bounded(self, function, *args):
+        """``function(*args)`` in a thread of its own, waited for ``SECRETS.castellan.timeout`` at most: the
+        timeout keystoneauth1 gives each request bounds each wait for a byte, not an answer sent slowly."""
+        outcome = {}
+
+        def run():
+            try:
+                with self._plugin.within():
+                    outcome["value"] = function(*args)
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=run, name="nailgun-key-manager", daemon=True)
         try:
-            self._call(self._manager.delete, object_id)
-        except castellan_exception.ManagedObjectNotFoundError:
-            pass
+            worker.start()
+        except RuntimeError as exc:  # no thread now
+            raise keys.KeyManagerUnavailable("The key manager cannot be asked now: {0}".format(exc)) from None
+        worker.join(self._plugin.timeout)
+        if worker.is_alive():
+            raise keys.KeyManagerUnavailable("The key manager did not answer within {0} s".format(self._plugin.timeout))
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
 
     def _call(self, method, *args):
         try:
-            with self._plugin.within():
-                return method(self._context, *args)
+            return method(self._context, *args)
         except castellan_exception.ManagedObjectNotFoundError:
             raise
         except Exception as exc:  # castellan passes some of keystoneauth1's and barbicanclient's errors through

@@ -348,7 +348,7 @@ def test_a_key_fetch_reset_hung_or_answered_with_garbage_is_a_503_within_the_tim
     options = dict(barbican_endpoint=faulty_barbican.url, keys_seconds=1, timeout=2)
     with serving(castellan_config(castellan=options)) as server:
         document = store_secret(server.url)
-        for mode in ("reset", "hang", "garbage"):
+        for mode in ("reset", "hang", "garbage", "trickle"):
             faulty_barbican.mode = mode
             time.sleep(1.2)  # the keys' time is up: the next read fetches them
             started = time.monotonic()
@@ -453,3 +453,46 @@ def test_a_move_run_again_does_what_is_left_after_rotations_and_across_a_key_gon
     assert gone not in key_objects(engine).values()
     with serving(castellan_config("after.yaml")) as server:
         assert read_secret(server.url, document) == "newer"
+
+
+@on_sqlite_pass
+def test_after_a_retirement_in_barbican_removing_the_source_is_the_move_done(castellan_config, barbican,
+                                                                            migrated_db, tmp_path):
+    """The source's old primary, retired in Barbican since the move, is not a reason to refuse: every value is
+    under Barbican's primary (``reencrypt``), which opens the canary."""
+    local = str(tmp_path / "fernet-keys")
+    local_config = castellan_config("local.yaml", key_manager="local", key_repository=local)
+    managed_config = castellan_config("managed.yaml", key_repository=local)
+    with serving(local_config) as server:
+        document = store_secret(server.url)
+    assert nailgun_secrets(local_config, "move-keys", "--to", "castellan").returncode == 0
+    for command in ("rotate", "reencrypt", "retire"):
+        done = nailgun_secrets(managed_config, command)
+        assert done.returncode == 0, (command, done.stderr)
+    removed = nailgun_secrets(managed_config, "move-keys", "--to", "castellan", "--remove-source")
+    assert removed.returncode == 0 and "already moved" in removed.stdout, removed.stderr
+    assert not os.path.exists(local) and sorted(key_objects(migrated_db[0])) == [0, 2]
+    with serving(managed_config) as server:
+        assert read_secret(server.url, document) == SECRET
+
+
+@on_sqlite_pass
+def test_the_staged_keys_object_gone_leaves_secrets_readable_and_rotate_stages_a_new_one(castellan_config, barbican,
+                                                                                         migrated_db, keystone):
+    config = castellan_config(castellan={"keys_seconds": 1})
+    with serving(config) as server:
+        document = store_secret(server.url)
+        staged = key_objects(migrated_db[0])[0]
+        assert requests.delete(barbican.url + "/v1/secrets/" + staged, timeout=30,
+                               headers={"X-Auth-Token": keystone.token("nailgun", "services")}).status_code == 204
+        time.sleep(1.2)
+        assert read_secret(server.url, document) == SECRET
+        assert requests.get(server.url + "/api/v1/health", timeout=30).status_code == 200
+        restaged = nailgun_secrets(config, "rotate")
+        assert restaged.returncode == 1 and "a new key is staged in its place" in restaged.stderr
+        assert sorted(key_objects(migrated_db[0])) == [0, 1] and key_objects(migrated_db[0])[0] != staged
+        rotated = nailgun_secrets(config, "rotate")
+        assert rotated.returncode == 0 and "key 2 is the primary" in rotated.stdout, rotated.stderr
+        assert nailgun_secrets(config, "reencrypt").returncode == 0
+        time.sleep(1.2)
+        assert read_secret(server.url, document) == SECRET

@@ -161,8 +161,8 @@ def test_keys_that_stop_fitting_under_a_running_server_answer_503_not_garbage(ow
         time.sleep(secrets.RECHECK_AFTER + 0.2)
         answer = requests.get(url, timeout=10)
         assert answer.status_code == 503
-        assert answer.json()["message"] == ("The server cannot read its secrets' keys; an operator must fix its "
-                                            "key repository")
+        assert answer.json()["message"] == ("The server cannot read its secrets' keys; an operator must fix them "
+                                            "(the key repository, or the key manager's objects)")
     finally:
         server.stop()
 
