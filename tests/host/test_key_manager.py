@@ -415,16 +415,23 @@ def test_an_old_keys_object_gone_leaves_the_others_in_use_the_primarys_is_an_err
     manager.delete(refs[0])
 
 
-@on_sqlite_pass
-def test_a_move_run_again_does_what_is_left_after_rotations_and_across_a_key_gone(castellan_config, barbican,
-                                                                                  migrated_db, tmp_path, keystone):
-    engine = migrated_db[0]
+def moved_into_barbican(castellan_config, tmp_path):
+    """A secret stored with the keys in a repository, then the keys copied into Barbican (the move's first step):
+    the repository, the settings files using it and using Barbican (still naming it), the secret's URL."""
     local = str(tmp_path / "fernet-keys")
     local_config = castellan_config("local.yaml", key_manager="local", key_repository=local)
     managed_config = castellan_config("managed.yaml", key_repository=local)
     with serving(local_config) as server:
         document = store_secret(server.url)
     assert nailgun_secrets(local_config, "move-keys", "--to", "castellan").returncode == 0
+    return local, local_config, managed_config, document
+
+
+@on_sqlite_pass
+def test_a_move_run_again_does_what_is_left_after_rotations_and_across_a_key_gone(castellan_config, barbican,
+                                                                                  migrated_db, tmp_path, keystone):
+    engine = migrated_db[0]
+    local, local_config, managed_config, document = moved_into_barbican(castellan_config, tmp_path)
     for _ in range(2):  # rotations in Barbican before the source is removed
         assert nailgun_secrets(managed_config, "rotate").returncode == 0
     with serving(managed_config) as server:
@@ -460,12 +467,7 @@ def test_after_a_retirement_in_barbican_removing_the_source_is_the_move_done(cas
                                                                             migrated_db, tmp_path):
     """The source's old primary, retired in Barbican since the move, is not a reason to refuse: every value is
     under Barbican's primary (``reencrypt``), which opens the canary."""
-    local = str(tmp_path / "fernet-keys")
-    local_config = castellan_config("local.yaml", key_manager="local", key_repository=local)
-    managed_config = castellan_config("managed.yaml", key_repository=local)
-    with serving(local_config) as server:
-        document = store_secret(server.url)
-    assert nailgun_secrets(local_config, "move-keys", "--to", "castellan").returncode == 0
+    local, local_config, managed_config, document = moved_into_barbican(castellan_config, tmp_path)
     for command in ("rotate", "reencrypt", "retire"):
         done = nailgun_secrets(managed_config, command)
         assert done.returncode == 0, (command, done.stderr)
