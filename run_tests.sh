@@ -92,6 +92,9 @@ missing_debian_packages() {
     command -v readelf >/dev/null || echo binutils
     # Fuel's nginx in front of the packaged snippet (tests/packaging/test_nginx.py); not started as a service
     { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; } || echo nginx-light
+    # the console's pages in a real browser (tests/console)
+    command -v chromium >/dev/null || echo chromium
+    command -v chromedriver >/dev/null || echo chromium-driver
     # rates the packaged units' confinement (tests/packaging/test_units.py)
     command -v systemd-analyze >/dev/null || echo systemd
     return 0

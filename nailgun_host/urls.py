@@ -15,6 +15,7 @@ URLS = [
     route("/", meta.APIRootHandler),
     route("/version", meta.VersionHandler),
     route("/health", meta.HealthHandler),
+    route("/identity", meta.IdentityHandler),
     route("/extensions", meta.ExtensionListHandler),
     route("/openapi.json", meta.OpenAPIHandler),
     route("/stats", stats.StatsHandler),

@@ -2,8 +2,8 @@
 import web
 
 import nailgun_host
-from nailgun_host import openapi
-from nailgun_host.api.base import BaseHandler
+from nailgun_host import openapi, policy
+from nailgun_host.api.base import BaseHandler, identity
 from nailgun_host.db import get_engine, migration, sealed
 from nailgun_host.extensions import get_all_extensions
 from nailgun_host.settings import settings
@@ -63,3 +63,14 @@ class HealthHandler(BaseHandler):
             raise fault
         return {"status": "ok", "database": get_engine().dialect.name,
                 "migrations": {name: part["current"] for name, part in state.items()}}
+
+
+class IdentityHandler(BaseHandler):
+    """Who the request's identity is and which rules of the policy in force let it through: the console offers
+    only what they allow (the server still decides on every request)."""
+
+    def GET(self):
+        found = identity()
+        return {"name": found.name, "roles": list(found.roles), "authenticated": found.authenticated,
+                "project": found.project_name, "auth_method": settings["AUTH"]["method"],
+                "rules": {rule.name: policy.allowed(rule.name, found) for rule in policy.rules_in_code()}}

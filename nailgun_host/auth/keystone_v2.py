@@ -84,25 +84,36 @@ class TokenIssuer:
         self.middleware = middleware
 
     def _issue(self, address, kind, user, password, tenant, tenant_id):
-        middleware = self.middleware
-        keystone, users = middleware.keystone, middleware.local_users
+        keystone = self.middleware.keystone
         if kind == "token" and not plausible_token(user):
             raise AuthenticationFailed("the token is invalid or expired")
-        if keystone:
-            if kind == "token":
-                identity, access = keystone.check_token(user, tenant, tenant_id)
-            else:
-                identity, access = middleware.password_check(
-                    user, address, lambda: keystone.check_password(user, password, tenant))
+        if keystone and kind == "token":
+            identity, access = keystone.check_token(user, tenant, tenant_id)
             return v2_access(access.auth_token, access.expires, identity, access.project_name)
-        content = users.content()  # the one file the login is checked against and its token carries
         if kind == "token":  # the same login again: the token keeps the expiry of the first
+            users = self.middleware.local_users
+            content = users.content()
             identity, expires = users.check_token(user, content)
-        else:
-            identity, expires = middleware.check_password(user, password, address, content), None
-        token, expires = users.issue_token(identity, content, expires)
-        return v2_access(token, datetime.datetime.fromtimestamp(expires, datetime.timezone.utc), identity,
-                         tenant or "admin")
+            token, expires = users.issue_token(identity, content, expires)
+            return v2_access(token, datetime.datetime.fromtimestamp(expires, datetime.timezone.utc), identity,
+                             tenant or "admin")
+        token, expires, identity, project = self.password_token(address, user, password, tenant)
+        return v2_access(token, expires, identity, project or tenant or "admin")
+
+    def password_token(self, address, user, password, tenant=None):
+        """``(token, expiry (an aware datetime), identity, project name)`` for a user name and password, checked
+        as every password is (slots, lockout): a Keystone token scoped to ``tenant`` (default: the basic
+        project), or in local mode this server's own (project None)."""
+        middleware = self.middleware
+        if middleware.keystone:
+            identity, access = middleware.password_check(
+                user, address, lambda: middleware.keystone.check_password(user, password, tenant))
+            return access.auth_token, access.expires, identity, access.project_name
+        users = middleware.local_users
+        content = users.content()  # the one file the login is checked against and its token carries
+        identity = middleware.check_password(user, password, address, content)
+        token, expires = users.issue_token(identity, content)
+        return token, datetime.datetime.fromtimestamp(expires, datetime.timezone.utc), identity, None
 
     def __call__(self, environ, start_response):
         if environ.get("REQUEST_METHOD") != "POST":

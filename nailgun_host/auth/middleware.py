@@ -25,9 +25,12 @@ import time
 from nailgun_host.auth import (ANONYMOUS, ENVIRON_KEY, AuthenticationFailed, AuthenticationUnavailable, TryLater,
                                check_slots, credential_cache, json_response, keystone_v2, lockout,
                                plausible_token)
+from nailgun_host.console import cookies, pages
 
 LOG = logging.getLogger(__name__)
 PUBLIC_PATH = re.compile(r"/api(/v1)?/(version|health)/?")  # matched whole (fullmatch)
+#: the console's mount of the API: ``/ui/api/v1/x`` is ``/api/v1/x`` for the console's cookie
+CONSOLE_API = "/ui/api/"
 #: headers only the middleware may set; a client's are dropped before anything reads them
 _IDENTITY_HEADERS = frozenset(("HTTP_X_ROLES", "HTTP_X_USER_NAME", "HTTP_X_USER_ID", "HTTP_X_USER_DOMAIN_NAME",
                                "HTTP_X_PROJECT_ID", "HTTP_X_PROJECT_NAME", "HTTP_X_PROJECT_DOMAIN_NAME",
@@ -109,6 +112,8 @@ class AuthMiddleware:
         self.login = keystone_v2.TokenIssuer(self) if method != "none" else None
         #: path -> ``_kind(path)``: the same few paths come on every request
         self._kinds = {}
+        #: the console's pages, sign-in and sign-out (``nailgun_host.console``)
+        self.console = pages.Console(method, self._console_sign_in if self.login else None)
 
     # -- the answers of refusal -------------------------------------------------------------
 
@@ -285,11 +290,51 @@ class AuthMiddleware:
                 self._kinds[path] = kind
         return kind
 
-    def __call__(self, environ, start_response):
+    def _console_sign_in(self, address, user, password):
+        """The console's sign-in: the token fuel2's login would get, and its expiry (``pages.Console``)."""
+        try:
+            token, expires, _identity, _project = self.login.password_token(address, user, password)
+        except AuthenticationFailed:
+            raise pages.SignInRefused("401 Unauthorized", "Wrong user name or password")
+        except TryLater as exc:
+            raise pages.SignInRefused(exc.status, "Not checked now: {0}".format(exc))
+        except AuthenticationUnavailable:
+            raise pages.SignInRefused("503 Service Unavailable", "Credentials cannot be checked now; try again later")
+        return token, expires.timestamp()
+
+    def _console_api(self, environ, start_response):
+        """A request of the console for the API (``/ui/api/...``): its identity is the cookie's token, and a
+        write needs the CSRF token bound to it (``nailgun_host.console.cookies``). It goes on as a request of
+        the API with that token, and its refusals challenge nobody (a browser would prompt for a password).
+        With method ``none`` the login cookie stands in for a session, so a write still needs its CSRF token."""
+        environ["PATH_INFO"] = environ["PATH_INFO"][3:]
+        environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + "/ui"
+        environ.pop("HTTP_AUTHORIZATION", None)
+        environ.pop("HTTP_X_AUTH_TOKEN", None)
+        token = cookies.read(environ, cookies.SESSION_COOKIE if self.login else cookies.LOGIN_COOKIE)
+        if not token and self.login:
+            return json_response(start_response, "401 Unauthorized", "Authentication required: sign in")
+        if environ.get("REQUEST_METHOD") not in cookies.SAFE_METHODS and not (token and cookies.csrf_holds(
+                environ, token)):
+            return json_response(start_response, "403 Forbidden",
+                                 "The console's CSRF token is missing or is not this session's: reload the page")
+        if self.login:
+            environ["HTTP_X_AUTH_TOKEN"] = token
+
+        def unchallenged(status, headers, exc_info=None):
+            return start_response(status, [h for h in headers if h[0].lower() != "www-authenticate"], exc_info)
+
+        return self(environ, unchallenged, console=True)
+
+    def __call__(self, environ, start_response, console=False):
         if not environ.keys().isdisjoint(_IDENTITY_HEADERS):
             for name in _IDENTITY_HEADERS:
                 environ.pop(name, None)
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD")
+        if not console and path[:3] == "/ui" and path[3:4] in ("", "/"):
+            if path.startswith(CONSOLE_API):
+                return self._console_api(environ, start_response)
+            return self.console(environ, start_response)
         kind = self._kind(path)
         public = kind[0] and method in ("GET", "HEAD")
         if self.method == "none":
