@@ -42,6 +42,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
+from nailgun_host.console.cookies import LOGIN_COOKIE
 from nailgun_host.validation import MAX_ID
 from tests.conftest import SUMMARY_LINES, LiveServer, _empty_tables
 
@@ -96,17 +97,28 @@ class Campaign:
         self.by_route = collections.Counter()
         #: what sends the requests now: "seed", "targeted" or "generated"
         self.phase = "seed"
+        #: the console's cookie (authentication is off: the login cookie) and the CSRF token its shell gives
+        shell = requests.get(base + "/ui/", timeout=30)
+        self.console_headers = {
+            "Cookie": "{0}={1}".format(LOGIN_COOKIE, shell.cookies[LOGIN_COOKIE]),
+            "X-CSRF-Token": re.search(r'<meta name="csrf-token" content="([^"]+)"', shell.text).group(1)}
 
     # sending -------------------------------------------------------------------------------
     def call(self, method, path, body=None, query=None, content_type="application/json", template=None,
              poisoned=False, check=True):
         """One request; every answer is checked against the description unless ``check`` is False."""
-        url = self.base + "/api/v1" + path + (("?" + urllib.parse.urlencode(query)) if query else "")
+        # every other generated request goes through the console's mount (/ui/api/v1) with its cookie and CSRF
+        # token: the console must add no answer the API's own routes would not give
+        console = self.phase == "generated" and self.requests % 2
+        url = self.base + ("/ui/api/v1" if console else "/api/v1") + path + (
+            ("?" + urllib.parse.urlencode(query)) if query else "")
         data = None
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode(
                 "utf-8", "surrogatepass")
         headers = {"Host": EVIL_HOST, "Content-Type": content_type}
+        if console:
+            headers.update(self.console_headers)
         self.requests += 1
         try:
             answer = self.http.request(method, url, data=data, headers=headers, allow_redirects=False, timeout=60)

@@ -312,7 +312,8 @@ class AuthMiddleware:
         environ.pop("HTTP_AUTHORIZATION", None)
         environ.pop("HTTP_X_AUTH_TOKEN", None)
         token = cookies.read(environ, cookies.SESSION_COOKIE if self.login else cookies.LOGIN_COOKIE)
-        if not token and self.login:
+        public = self._kind(environ["PATH_INFO"])[0] and environ.get("REQUEST_METHOD") in ("GET", "HEAD")
+        if not token and self.login and not public:
             return json_response(start_response, "401 Unauthorized", "Authentication required: sign in")
         if environ.get("REQUEST_METHOD") not in cookies.SAFE_METHODS and not (token and cookies.csrf_holds(
                 environ, token)):

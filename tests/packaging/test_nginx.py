@@ -530,3 +530,20 @@ def test_one_clients_wrong_passwords_lock_out_that_client_not_every_client_of_ng
     assert get_from("127.0.0.2", fuel_units.port, path, basic("admin")) == 429  # the guesser's address is locked
     # a client's own X-Forwarded-For is replaced by nginx: the guesser cannot pose as another client
     assert get_from("127.0.0.2", fuel_units.port, path, dict(basic("admin"), **{"X-Forwarded-For": "127.0.0.4"})) == 429
+
+
+def test_the_console_is_the_services_whole_with_its_waiting_feed_at_nailgun_feed(fuel):
+    shell = requests.get(fuel.url + "/ui/", timeout=30)
+    assert (shell.status_code, upstream(shell)) == (200, "ours")
+    assert "Content-Security-Policy" in shell.headers
+    script = requests.get(fuel.url + "/ui/static/console.js", timeout=30)
+    assert (script.status_code, upstream(script)) == (200, "ours")
+    # a core route under the console is the service's: Nailgun's own never sees the console's cookie
+    clusters = requests.get(fuel.url + "/ui/api/v1/clusters", timeout=30)
+    assert upstream(clusters) == "ours", clusters.headers
+    created = requests.post(fuel.url + "/api/v1/config/environments",
+                            json={"components": [], "hierarchy_levels": []}, timeout=30).json()
+    changes = "/ui/api/v1/config/environments/{0}/changes?since=0&wait=1".format(created["id"])
+    through = requests.get(fuel.url + changes, timeout=30)
+    assert through.status_code == 200, through.text
+    assert "X-Feed-Waited" not in through.headers  # parked by nailgun-feed until its deadline
