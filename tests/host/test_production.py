@@ -21,6 +21,7 @@ import tempfile
 import time
 
 import pytest
+import requests
 
 from nailgun_platform import strict_yaml
 from tests.conftest import free_port
@@ -163,6 +164,14 @@ def test_the_recipe_copied_literally_serves_only_its_user(empty_db_url, tmp_path
                        headers=basic("nobody", "admin-secret"))[0] == 401
         assert request(port, "GET", "/api/v1/clusters/", headers=basic("admin", "admin-secret"))[::2] == (200, [])
         assert request(port, "GET", "/api/v1/version")[2]["auth_required"] is True
+        assert request(port, "GET", "/ui/api/v1/clusters/")[0] == 401  # the console: only its signed-in user
+        browser = requests.Session()
+        shell = browser.get("http://127.0.0.1:{0}/ui/".format(port), timeout=30)
+        login = re.search(r'name="csrf" value="([^"]+)"', shell.text.split('id="sign-in"')[1]).group(1)
+        for password, status in (("wrong", 401), ("admin-secret", 200)):
+            browser.post("http://127.0.0.1:{0}/ui/sign-in".format(port), timeout=30,
+                         data={"username": "admin", "password": password, "csrf": login})
+            assert browser.get("http://127.0.0.1:{0}/ui/api/v1/clusters/".format(port), timeout=30).status_code == status
     log = written["LOG"]["file"]
     assert log.startswith(str(tmp_path)) and '"GET /api/v1/clusters/" 401' in open(log).read()
 
