@@ -295,6 +295,11 @@ def _shown_query(query_string, patterns):
         "{0}={1}".format(name, masking.MASK if secret(name) else value) if value else name for name, value in pairs))
 
 
+def _path(environ):
+    """The path the client asked for: the console's mount (``SCRIPT_NAME`` ``/ui``) and the API's path under it."""
+    return environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+
+
 class RequestLog:
     """WSGI middleware around the whole application: see the module. ``observe(environ, status code,
     seconds)`` is told of every answer too (the statistics)."""
@@ -337,14 +342,14 @@ class RequestLog:
         log_file = _log_file(level)
         if log_file is not None:
             log_file.request((time.time(), level, environ[ENVIRON_KEY], environ.get("REMOTE_ADDR", "-"),
-                              environ.get("REQUEST_METHOD", "-"), environ.get("PATH_INFO", ""),
+                              environ.get("REQUEST_METHOD", "-"), _path(environ),
                               environ.get("QUERY_STRING", ""), status, seconds,
                               None if identity is None else identity.name))
             return
         # a record made here, not by LOG.log, which would walk the stack for a caller the format never shows
         LOG.handle(LOG.makeRecord(LOG.name, level, __file__, 0, MESSAGE, (
             environ.get("REMOTE_ADDR", "-"), _printable(environ.get("REQUEST_METHOD", "-")),
-            _printable(environ.get("PATH_INFO", ""), "latin-1"), shown_query(environ.get("QUERY_STRING", "")),
+            _printable(_path(environ), "latin-1"), shown_query(environ.get("QUERY_STRING", "")),
             status, seconds * 1000.0, _printable(identity.name) if identity is not None else "-"), None))
 
 

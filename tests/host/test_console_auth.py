@@ -3,12 +3,13 @@ cookie of a signed-in user, every write also its CSRF token, and the policy deci
 
 The pages in a real browser are tested in tests/console.
 """
+import logging
 import re
 
 import pytest
 import webtest
 
-from nailgun_host import policy
+from nailgun_host import policy, request_log
 from nailgun_host.app import build_wsgi
 from nailgun_host.console import cookies, pages
 from tests.host.test_auth import (PUBLIC, USERS, auth_settings, basic, concrete, local_app,  # noqa: F401 (fixtures)
@@ -166,3 +167,17 @@ def test_with_authentication_off_a_console_write_still_needs_the_csrf_token(migr
     refused = app.post_json("/ui/api/v1/config/components", body, expect_errors=True)
     assert refused.status_int == 403 and CSRF_REFUSED in refused.json["message"]
     assert app.post_json("/ui/api/v1/config/components", body, headers={"X-CSRF-Token": csrf}).status_int == 201
+
+
+def test_the_request_log_names_the_path_the_browser_asked_for(local_app, tmp_path):
+    handler = request_log.configure({"file": str(tmp_path / "api.log"), "level": "INFO"})
+    try:
+        app = console_app(local_app)
+        sign_in(app, "reader")
+        app.get("/ui/api/v1/clusters")
+        handler.flush()
+        lines = (tmp_path / "api.log").read_text().splitlines()
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+    assert any('"GET /ui/api/v1/clusters"' in line and line.endswith(" reader") for line in lines), lines
