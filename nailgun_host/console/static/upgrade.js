@@ -1,2 +1,257 @@
-// placeholder
-export const routes = [];
+// Clusters and their upgrades: every cluster with its upgrade relation (seed of / original of), and one
+// cluster with the nodes on either side of its upgrade, the task that moved each node to the seed, the
+// progress of a move while it runs, and (for whoever may) cloning into a seed and moving nodes to it.
+import { api, context, el, errorBox, table, when } from "./console.js";
+
+const ACTIVE = ["pending", "running"];
+//: the statuses a node may leave its original in (the assign handler's rule: docs/api/upgrade.md)
+const MOVABLE = ["ready", "provisioned", "error"];
+//: how often a running move is asked about (ms)
+const POLL = 1000;
+
+const clusterLink = (id, text) => el("a", { href: `#/clusters/${encodeURIComponent(id)}` }, text || `Cluster ${id}`);
+const badge = (status) => el("span", { class: `badge status-${status}` }, status);
+
+function releaseName(releases, id) {
+  const release = releases.find((item) => item.id === id);
+  return release ? `${release.name} (${release.version})` : `release ${id}`;
+}
+
+/** {cluster id: {role: "seed of" | "original of", other: id}} from the orig ↔ seed pairs. */
+function relationsById(relations) {
+  const byId = {};
+  for (const { orig_cluster_id: orig, seed_cluster_id: seed } of relations) {
+    byId[orig] = { orig, seed, role: "original of", other: seed };
+    byId[seed] = { orig, seed, role: "seed of", other: orig };
+  }
+  return byId;
+}
+
+/** The ConfigDB environments linked to clusters, by id; none when ConfigDB is not there to ask. */
+async function linkedEnvironments(signal) {
+  try {
+    const environments = await api("GET", "/config/environments", { signal });
+    return new Set(environments.filter((environment) => environment.linked).map((environment) => environment.id));
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    return new Set();
+  }
+}
+
+// -- #/clusters ----------------------------------------------------------------------------------------
+
+async function list(view, _groups, signal) {
+  // five requests whatever the number of clusters: a Fuel master has tens of them and hundreds of nodes
+  const [clusters, nodes, releases, relations, environments] = await Promise.all([
+    api("GET", "/clusters", { signal }), api("GET", "/nodes", { signal }), api("GET", "/releases", { signal }),
+    api("GET", "/upgrade/relations", { signal }), linkedEnvironments(signal)]);
+  const counts = {};
+  for (const node of nodes) if (node.cluster_id !== null) counts[node.cluster_id] = (counts[node.cluster_id] || 0) + 1;
+  const related = relationsById(relations);
+  view.append(el("h1", {}, "Clusters and upgrades"));
+  if (!clusters.length) {
+    view.append(el("p", { class: "muted" }, "No cluster yet."));
+    return;
+  }
+  view.append(table(["Cluster", "Name", "Release", "Status", "Nodes", "Upgrade", "ConfigDB"],
+    clusters.map((cluster) => {
+      const relation = related[cluster.id];
+      return [clusterLink(cluster.id, String(cluster.id)), clusterLink(cluster.id, cluster.name),
+        releaseName(releases, cluster.release_id), badge(cluster.status), String(counts[cluster.id] || 0),
+        relation ? el("span", { class: "relation" }, `${relation.role} `, clusterLink(relation.other)) : "",
+        environments.has(cluster.id)
+          ? el("a", { href: `#/environments/${encodeURIComponent(cluster.id)}` }, `Environment ${cluster.id}`) : ""];
+    }), { id: "clusters" }));
+}
+
+// -- #/clusters/<id> -----------------------------------------------------------------------------------
+
+/** The task that moved a node into the seed. Tasks name their cluster, not their nodes, so: the seed's
+ * provisioning task running while the node provisions, else the seed's latest provisioning task that had
+ * started (null for a seed without one: nodes moved without reinstallation). */
+function movingTask(node, moves) {
+  if (node.status === "provisioning") return moves.find((task) => ACTIVE.includes(task.status)) || null;
+  return moves.length ? moves[moves.length - 1] : null;
+}
+
+function taskCell(task) {
+  if (!task) return el("span", { class: "muted" }, "—");
+  return el("span", { class: "task", dataset: { task: task.id } }, taskText(task));
+}
+
+const taskText = (task) => [`${task.name} #${task.id}: `, badge(task.status), ` ${task.progress}%`];
+
+function nodeRows(nodes, { moves, selectable, selected }) {
+  return nodes.map((node) => {
+    const cells = [String(node.id), node.name || "", node.hostname || "",
+      [...node.roles, ...node.pending_roles.map((role) => `${role} (pending)`)].join(", "), badge(node.status)];
+    if (moves) cells.push(taskCell(movingTask(node, moves)));
+    if (selectable) {
+      cells.unshift(el("input", { type: "checkbox", name: "node", value: node.id, "aria-label": `Node ${node.id}`,
+        disabled: !MOVABLE.includes(node.status),
+        onchange: (event) => { if (event.target.checked) selected.add(node.id); else selected.delete(node.id); } }));
+    }
+    return cells;
+  });
+}
+
+function side(title, cluster, nodes, options, id) {
+  const headings = ["Node", "Name", "Hostname", "Roles", "Status"];
+  if (options.moves) headings.push("Moved by");
+  if (options.selectable) headings.unshift("");
+  return el("section", { id },
+    el("h2", {}, `${title}: `, clusterLink(cluster.id, `${cluster.name} (${cluster.id})`), " ", badge(cluster.status)),
+    nodes.length ? table(headings, nodeRows(nodes, options), { class: "nodes" }) : el("p", { class: "muted" }, "No node."));
+}
+
+/** An in-page confirmation in `place`: the question, then `act` on Confirm (its error shown there). */
+function confirm(place, question, label, act) {
+  const answer = el("div", { class: "confirm", role: "dialog" });
+  const cancel = el("button", { type: "button", onclick: () => place.replaceChildren() }, "Cancel");
+  const yes = el("button", { type: "button", class: "primary", onclick: async () => {
+    yes.disabled = cancel.disabled = true;
+    try {
+      await act();
+      place.replaceChildren();
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      answer.replaceChildren(errorBox(error), el("div", { class: "actions" }, cancel));
+      cancel.disabled = false;
+    }
+  } }, label);
+  answer.append(el("p", {}, question), el("div", { class: "actions" }, yes, cancel));
+  place.replaceChildren(answer);
+}
+
+function cloneForm(cluster, releases) {
+  const choices = releases.filter((release) => release.id !== cluster.release_id);
+  const name = el("input", { name: "name", required: true, value: `${cluster.name}-upgrade` });
+  const release = el("select", { name: "release_id" },
+    choices.map((item) => el("option", { value: item.id }, `${item.name} (${item.version})`)));
+  const place = el("div", { class: "confirmation" });
+  const form = el("form", { id: "clone", onsubmit: (event) => {
+    event.preventDefault();
+    const chosen = release.selectedOptions[0];
+    if (!chosen || !name.value.trim()) return;
+    confirm(place, `Clone ${cluster.name} (${cluster.id}) into a new upgrade seed named "${name.value.trim()}" ` +
+      `on ${chosen.textContent}?`, "Clone", async () => {
+      const seed = await api("POST", `/clusters/${cluster.id}/upgrade/clone`,
+        { body: { name: name.value.trim(), release_id: Number(release.value) } });
+      location.hash = `#/clusters/${encodeURIComponent(seed.id)}`;
+    });
+  } }, el("h2", {}, "Clone into an upgrade seed"),
+  choices.length ? [el("label", {}, "Seed name ", name), el("label", {}, "Release ", release),
+    el("div", { class: "actions" }, el("button", { type: "submit" }, "Clone into an upgrade seed"))]
+    : el("p", { class: "muted" }, "No other release to clone into."));
+  return [form, place];
+}
+
+/** The two sides of an upgrade, redrawn after a move; polls a running move until it ends or `signal` aborts. */
+function upgradeView(relation, signal) {
+  const columns = el("div", { class: "columns", id: "sides" });
+  const progress = el("div", { id: "move-progress" });
+  const actions = el("div", { id: "move" });
+  const selected = new Set();
+  let polling = false;
+
+  async function refresh() {
+    const [orig, seed, origNodes, seedNodes, tasks] = await Promise.all([
+      api("GET", `/clusters/${relation.orig}`, { signal }), api("GET", `/clusters/${relation.seed}`, { signal }),
+      api("GET", `/nodes?cluster_id=${relation.orig}`, { signal }),
+      api("GET", `/nodes?cluster_id=${relation.seed}`, { signal }),
+      api("GET", `/tasks?cluster_id=${relation.seed}`, { signal })]);
+    const moves = tasks.filter((task) => task.name === "provision");
+    const mayMove = context.may("nailgun:write");
+    selected.clear();
+    columns.replaceChildren(
+      side("Original", orig, origNodes, { selectable: mayMove, selected }, "orig-side"),
+      side("Upgrade seed", seed, seedNodes, { moves }, "seed-side"));
+    actions.replaceChildren(...(mayMove ? moveForm(seed, origNodes) : []));
+    const running = moves.find((task) => ACTIVE.includes(task.status));
+    if (running) follow(running);
+    else progress.replaceChildren();
+  }
+
+  function showProgress(task) {
+    for (const cell of columns.querySelectorAll(`.task[data-task="${task.id}"]`)) cell.replaceChildren(...taskText(task));
+    progress.replaceChildren(el("p", {}, `Moving: ${task.name} #${task.id} `, badge(task.status), ` ${task.progress}% `,
+      el("progress", { max: 100, value: task.progress }), task.time_start ? ` since ${when(task.time_start)}` : ""));
+  }
+
+  async function follow(task) {
+    showProgress(task);
+    if (polling) return;
+    polling = true;
+    try {
+      while (ACTIVE.includes(task.status)) {
+        await new Promise((resolve) => setTimeout(resolve, POLL));
+        if (signal.aborted) return;
+        task = await api("GET", `/tasks/${task.id}`, { signal });
+        showProgress(task);
+      }
+    } catch (error) {
+      if (error.name !== "AbortError") progress.replaceChildren(errorBox(error));
+      return;
+    } finally {
+      polling = false;
+    }
+    await refresh().catch((error) => { if (error.name !== "AbortError") progress.replaceChildren(errorBox(error)); });
+  }
+
+  function moveForm(seed, origNodes) {
+    if (!origNodes.length) return [];
+    const reprovision = el("input", { type: "checkbox", name: "reprovision", checked: true });
+    const place = el("div", { class: "confirmation" });
+    const button = el("button", { type: "button", id: "move-nodes", onclick: () => {
+      const ids = [...selected].sort((a, b) => a - b);
+      if (!ids.length) {
+        place.replaceChildren(el("p", { class: "error" }, "Select the nodes to move in the original's column."));
+        return;
+      }
+      confirm(place, `Move node${ids.length > 1 ? "s" : ""} ${ids.join(", ")} to the seed ${seed.name} (${seed.id})` +
+        (reprovision.checked ? ", reinstalling them?" : " without reinstalling them?"), "Move", async () => {
+        await api("POST", `/clusters/${seed.id}/upgrade/assign`,
+          { body: { nodes_ids: ids, reprovision: reprovision.checked }, signal });
+        await refresh();  // it follows the move's task while that runs
+      });
+    } }, "Move nodes to the seed");
+    return [el("div", { class: "actions" }, button,
+      el("label", {}, reprovision, " reinstall (provision) the moved nodes")), place];
+  }
+
+  return { element: el("div", {}, progress, actions, columns), refresh };
+}
+
+async function cluster(view, [rawId], signal) {
+  const id = decodeURIComponent(rawId);
+  if (!/^[1-9][0-9]{0,9}$/.test(id)) {
+    view.append(el("p", { class: "error" }, `No cluster ${id}: a cluster's id is a number.`));
+    return;
+  }
+  const [current, relations, releases, environments] = await Promise.all([
+    api("GET", `/clusters/${id}`, { signal }), api("GET", `/upgrade/relations?cluster_id=${id}`, { signal }),
+    api("GET", "/releases", { signal }), linkedEnvironments(signal)]);
+  const relation = relationsById(relations)[current.id];
+  view.append(el("h1", {}, `Cluster ${current.id}: ${current.name}`),
+    table(["Release", "Status", "Upgrade", "ConfigDB"], [[releaseName(releases, current.release_id),
+      badge(current.status),
+      relation ? el("span", { class: "relation" }, `${relation.role} `, clusterLink(relation.other)) : "none",
+      environments.has(current.id)
+        ? el("a", { href: `#/environments/${encodeURIComponent(current.id)}` }, `Environment ${current.id}`)
+        : el("span", { class: "muted" }, "no linked environment")]], { id: "cluster" }));
+  if (relation) {
+    const upgrade = upgradeView(relation, signal);
+    await upgrade.refresh();
+    view.append(upgrade.element);
+    return;
+  }
+  const nodes = await api("GET", `/nodes?cluster_id=${current.id}`, { signal });
+  view.append(side("Nodes of", current, nodes, {}, "nodes"));
+  // the clone handler asks nailgun:change_secrets (the seed takes the orig's credentials)
+  if (context.may("nailgun:change_secrets")) view.append(...cloneForm(current, releases));
+}
+
+export const routes = [
+  [/^#\/clusters\/?$/, list],
+  [/^#\/clusters\/([^/]+)\/?$/, cluster],
+];
