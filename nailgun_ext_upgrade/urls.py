@@ -3,6 +3,7 @@ from nailgun_host.public import route
 from nailgun_ext_upgrade.api import environment_model, upgrade
 
 URLS = [
+    route("/upgrade/relations", upgrade.UpgradeRelationsHandler),
     route("/clusters/<cluster_id>/upgrade", upgrade.ClusterUpgradeHandler),
     route("/clusters/<cluster_id>/upgrade/clone", upgrade.ClusterUpgradeCloneHandler),
     route("/clusters/<cluster_id>/upgrade/assign", upgrade.NodeReassignHandler),

@@ -1,9 +1,9 @@
 """Handlers of the upgrade resources under /clusters/<id>/upgrade."""
-from nailgun_host.public import (BaseHandler, Cluster, authorize_declassified, cluster_obj, db, errors,
+from nailgun_host.public import (BaseHandler, Cluster, authorize_declassified, cluster_obj, db, errors, id_param,
                                  network_obj as network, node_obj, policy, release_obj, respond_with_task, shown,
                                  task_obj)
 from nailgun_ext_upgrade import schemas, validators
-from nailgun_ext_upgrade.objects import upgrade
+from nailgun_ext_upgrade.objects import relation as relation_obj, upgrade
 
 SUB_RESOURCES = ("clone", "assign", "vips", "clone_release/<release_id>")
 
@@ -19,6 +19,16 @@ class ClusterUpgradeHandler(BaseHandler):
             ["/clusters/{0}/upgrade/{1}".format(cluster.id, name) for name in SUB_RESOURCES])
 
     GET = POST = PUT = PATCH = DELETE = _not_implemented
+
+
+class UpgradeRelationsHandler(BaseHandler):
+    """Which cluster is whose seed, all in one answer (a console lists tens of clusters at once)."""
+
+    response_schemas = {"GET": {"type": "array", "items": {
+        "type": "object", "properties": {"orig_cluster_id": {"type": "integer"}, "seed_cluster_id": {"type": "integer"}}}}}
+
+    def GET(self):
+        return relation_obj.listed(id_param("cluster_id"))
 
 
 class ClusterUpgradeCloneHandler(BaseHandler):

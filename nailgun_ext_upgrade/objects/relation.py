@@ -13,6 +13,14 @@ def get_cluster_relation(cluster_id):
     return _query(cluster_id).first()
 
 
+def listed(cluster_id=None):
+    """Every relation, or (``cluster_id``) the one that cluster takes part in, as ``{orig_cluster_id,
+    seed_cluster_id}``, by orig."""
+    query = db.query(UpgradeRelation) if cluster_id is None else _query(cluster_id)
+    return [{"orig_cluster_id": found.orig_cluster_id, "seed_cluster_id": found.seed_cluster_id}
+            for found in query.order_by(UpgradeRelation.orig_cluster_id)]
+
+
 def is_cluster_in_upgrade(cluster_id):
     return db.query(_query(cluster_id).exists()).scalar()
 

@@ -88,7 +88,10 @@ class Console:
 
     def go(self, hash_path):
         """Follow the in-page link to ``#<hash_path>`` as a click does, and wait until the page is drawn."""
-        self.driver.execute_script("document.body.dataset.ready = ''; location.hash = arguments[0];", hash_path)
+        self.driver.execute_script(  # the hash already shown fires no hashchange: draw it again all the same
+            "document.body.dataset.ready = '';"
+            "if (location.hash === arguments[0]) window.dispatchEvent(new HashChangeEvent('hashchange'));"
+            "else location.hash = arguments[0];", hash_path)
         self.ready()
 
     def ready(self):

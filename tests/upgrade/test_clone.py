@@ -253,3 +253,14 @@ def test_every_other_failed_clone_leaves_the_database_unchanged(upgrade_env, env
     app.post(CLONE.format(incompatible["id"]), "{", content_type="application/json", status=400)
     assert db_dump() == before
 
+
+
+def test_the_relations_name_each_orig_and_its_seed(upgrade_env):
+    assert upgrade_env.app.get("/api/v1/upgrade/relations").json == []
+    seed = upgrade_env.clone()
+    pair = {"orig_cluster_id": upgrade_env.orig["id"], "seed_cluster_id": seed["id"]}
+    assert upgrade_env.app.get("/api/v1/upgrade/relations").json == [pair]
+    for side in (upgrade_env.orig["id"], seed["id"]):
+        assert upgrade_env.app.get("/api/v1/upgrade/relations?cluster_id={0}".format(side)).json == [pair]
+    assert upgrade_env.app.get("/api/v1/upgrade/relations?cluster_id=999").json == []
+    assert upgrade_env.app.get("/api/v1/upgrade/relations?cluster_id=x", expect_errors=True).status_int == 400
