@@ -10,6 +10,7 @@ import html
 import json
 import mimetypes
 import os
+import re
 import string
 import time
 import urllib.parse
@@ -24,8 +25,11 @@ SECURITY_HEADERS = [("Content-Security-Policy", CONTENT_SECURITY_POLICY), ("X-Co
                     ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY")]
 #: the largest sign-in form read
 MAX_FORM = 8 * 1024
-#: how long the login cookie lives (seconds): a sign-in form left open longer is sent again
-LOGIN_COOKIE_SECONDS = 3600
+#: how long the login cookie lives (seconds) after the last shell: longer than a session (AUTH.token_ttl), so a
+#: page whose session ended signs in again from the form it shows
+LOGIN_COOKIE_SECONDS = 7 * 24 * 3600
+#: where a sign-in sends the browser back to: a page of the console (the hash it was on)
+NEXT = re.compile(r"#/[\x21-\x7e]{0,2000}")
 METHOD_NAMES = {"none": "off (loopback only)", "local": "local users", "keystone": "Keystone"}
 
 
@@ -83,11 +87,9 @@ class Console:
 
     def _page(self, environ, start_response, status="200 OK", error=""):
         """The shell: the session's CSRF token if a cookie names one, and the sign-in form."""
-        headers = []
-        login_value = cookies.read(environ, cookies.LOGIN_COOKIE)
-        if login_value is None:
-            login_value = cookies.new_login_value()
-            headers.append(cookies.set_cookie(environ, cookies.LOGIN_COOKIE, login_value, LOGIN_COOKIE_SECONDS))
+        # the login cookie is renewed with every shell: a page left open until its session ends still signs in
+        login_value = cookies.read(environ, cookies.LOGIN_COOKIE) or cookies.new_login_value()
+        headers = [cookies.set_cookie(environ, cookies.LOGIN_COOKIE, login_value, LOGIN_COOKIE_SECONDS)]
         # with authentication off there is no session: the login cookie's value stands in for its token
         session = cookies.read(environ, cookies.SESSION_COOKIE) if self.sign_in else login_value
         signed_in = session is not None
@@ -129,14 +131,19 @@ class Console:
             token, expires = self.sign_in(environ.get("REMOTE_ADDR"), user, password)
         except SignInRefused as exc:
             return self._page(environ, start_response, exc.status, exc.message)
-        return self._redirect(start_response, cookies.PATH, [
+        back = form.get("next", "")
+        return self._redirect(start_response, cookies.PATH + (back if NEXT.fullmatch(back) else ""), [
             cookies.set_cookie(environ, cookies.SESSION_COOKIE, token, expires - time.time()),
             cookies.set_cookie(environ, cookies.LOGIN_COOKIE, "", 0)])
 
     def _sign_out(self, environ, start_response):
+        """Remove the session cookie, for a form that carries its CSRF token. A post without the cookie (another
+        site's form: the browser does not send a SameSite=Strict cookie along) changes nothing."""
         form = self._form(environ)
         session = cookies.read(environ, cookies.SESSION_COOKIE)
-        if session is not None and not cookies.same(form.get("csrf", ""), cookies.csrf_token(session)):
+        if session is None:
+            return self._redirect(start_response, cookies.PATH)
+        if not cookies.same(form.get("csrf", ""), cookies.csrf_token(session)):
             return self._page(environ, start_response, "403 Forbidden",
                               "The sign-out form was not sent from this console")
         return self._redirect(start_response, cookies.PATH,

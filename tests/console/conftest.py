@@ -81,7 +81,11 @@ class Console:
         self.shots = 0
 
     def open(self, hash_path=""):
-        """Go to ``/ui/#<hash_path>`` and wait until the page is drawn."""
+        """Go to ``/ui/#<hash_path>`` and wait until the page is drawn. From another page of the console that is a
+        change of the hash only (no new document, so the old page's ``ready`` would still say drawn): ``go``."""
+        if hash_path and self.driver.current_url.startswith(self.server.url + "/ui/") and \
+                not self.driver.find_element("id", "sign-in").is_displayed():
+            return self.go(hash_path)
         self.driver.get(self.server.url + "/ui/" + ("#" + hash_path if hash_path else ""))
         if hash_path and not self.driver.find_element("id", "sign-in").is_displayed():
             self.ready()
@@ -91,7 +95,7 @@ class Console:
         self.driver.execute_script(  # the hash already shown fires no hashchange: draw it again all the same
             "document.body.dataset.ready = '';"
             "if (location.hash === arguments[0]) window.dispatchEvent(new HashChangeEvent('hashchange'));"
-            "else location.hash = arguments[0];", hash_path)
+            "else location.hash = arguments[0];", hash_path if hash_path.startswith("#") else "#" + hash_path)
         self.ready()
 
     def ready(self):
@@ -120,9 +124,13 @@ class Console:
         return self.find(selector).text
 
     def wait_for(self, condition, timeout=WAIT):
+        """Wait until ``condition()`` is true; an element it read that the page drew again meanwhile, or that is
+        not drawn yet, counts as not yet."""
+        from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self.driver, timeout).until(lambda driver: condition())
+        return WebDriverWait(self.driver, timeout, ignored_exceptions=(
+            NoSuchElementException, StaleElementReferenceException)).until(lambda driver: condition())
 
     def screenshot(self, name):
         """Save the whole page as ``<output>/<test>/<n>-<name>.png``."""

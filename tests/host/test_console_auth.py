@@ -111,8 +111,9 @@ def test_sign_in_needs_the_forms_token_and_the_right_password(local_app):
     app.get("/ui/")
     forged = app.post("/ui/sign-in", {"username": "admin", "password": USERS["admin"][0], "csrf": "guess"},
                       expect_errors=True)
-    assert forged.status_int == 403 and "Set-Cookie" not in str(forged.headerlist).replace(
-        cookies.LOGIN_COOKIE, "")
+    assert forged.status_int == 403
+    assert not [value for name, value in forged.headerlist
+                if name == "Set-Cookie" and value.startswith(cookies.SESSION_COOKIE + "=")]
     wrong = sign_in(app, "admin", "wrong")
     assert wrong.status_int == 401 and "Wrong user name or password" in wrong.text
     assert app.get("/ui/api/v1/identity", expect_errors=True).status_int == 401
@@ -181,3 +182,39 @@ def test_the_request_log_names_the_path_the_browser_asked_for(local_app, tmp_pat
         logging.getLogger().removeHandler(handler)
         handler.close()
     assert any('"GET /ui/api/v1/clusters"' in line and line.endswith(" reader") for line in lines), lines
+
+
+def test_another_sites_sign_out_form_changes_nothing(local_app):
+    app = console_app(local_app)
+    sign_in(app, "member")
+    session = app.cookies[cookies.SESSION_COOKIE]
+    # another site's form: the browser sends no SameSite=Strict cookie along, and the answer must not remove it
+    foreign = webtest.TestApp(local_app.app, extra_environ={"REMOTE_ADDR": "192.0.2.10"})
+    answer = foreign.post("/ui/sign-out", {"csrf": "x"}, status=303)
+    assert not [value for name, value in answer.headerlist if name == "Set-Cookie"]
+    assert app.cookies[cookies.SESSION_COOKIE] == session
+    assert app.get("/ui/api/v1/identity").json["name"] == "member"
+
+
+def test_a_sign_in_goes_back_to_the_page_it_was_asked_on(local_app):
+    app = console_app(local_app)
+    shell = app.get("/ui/")
+    login_csrf = re.search(r'name="csrf" value="([^"]*)"', shell.text.split('id="sign-in"')[1]).group(1)
+    for sent, location in (("#/environments/1/sessions", "/ui/#/environments/1/sessions"),
+                           ("https://evil.example/", "/ui/"), ("#/a\r\nSet-Cookie: x=1", "/ui/")):
+        answer = app.post("/ui/sign-in", {"username": "reader", "password": USERS["reader"][0], "csrf": login_csrf,
+                                          "next": sent}, status=303)
+        assert answer.headers["Location"].endswith(location), answer.headers["Location"]
+        login_csrf = re.search(r'name="csrf" value="([^"]*)"', app.get("/ui/").text.split('id="sign-in"')[1]).group(1)
+
+
+def test_the_login_cookie_outlives_a_session_and_is_renewed_with_every_page(local_app):
+    app = console_app(local_app)
+    first = app.get("/ui/")
+    renewed = app.get("/ui/")
+    for answer in (first, renewed):
+        login = [value for name, value in answer.headerlist
+                 if name == "Set-Cookie" and value.startswith(cookies.LOGIN_COOKIE + "=")]
+        assert len(login) == 1
+        assert int(re.search(r"Max-Age=(\d+)", login[0]).group(1)) > 24 * 3600  # AUTH.token_ttl is 3600
+    assert app.cookies[cookies.LOGIN_COOKIE] in first.text and app.cookies[cookies.LOGIN_COOKIE] in renewed.text

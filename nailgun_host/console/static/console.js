@@ -22,6 +22,10 @@ export class ApiError extends Error {
 
 /** The API's answer to `method path`: {data, status, headers}; an ApiError unless 2xx or 304. */
 export async function request(method, path, { body, headers = {}, signal } = {}) {
+  // a "." or ".." segment (from a crafted link) would take the request to another path of the API
+  if (path.split("?")[0].split("/").some((segment) => [".", ".."].includes(decodeURIComponent(segment).trim()))) {
+    throw new ApiError(400, { message: `Not a path of the API: ${path}` });
+  }
   const init = { method, headers: { Accept: "application/json", ...headers }, credentials: "same-origin", signal };
   if (!["GET", "HEAD"].includes(method)) init.headers["X-CSRF-Token"] = csrf;
   if (body !== undefined) {
@@ -140,6 +144,11 @@ async function draw() {
   app.replaceChildren(el("p", { class: "error" }, `No page at ${hash}`));
   document.body.dataset.ready = "1";
 }
+
+// a sign-in comes back to the page it was asked on (a session that ended while a page was open)
+document.querySelector("#sign-in form").addEventListener("submit", (event) => {
+  event.target.elements.next.value = location.hash;
+});
 
 async function start() {
   if (!document.getElementById("sign-in").hidden) return;
