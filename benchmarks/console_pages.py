@@ -1,6 +1,6 @@
 """How long the console's pages take to draw in a real browser for an environment of N nodes.
 
-    python benchmarks/console_pages.py [--nodes 200] [--rounds 5] [--db-url URL]
+    python benchmarks/console_pages.py [--nodes 200] [--rounds 5] [--db-url URL] [--requests]
 
 Starts ``nailgun-api`` (authentication off, loopback) on a new SQLite file (or ``--db-url``, whose tables must be
 empty), and loads through the API what a Fuel master of N nodes holds: a release, a cluster of N nodes cloned into an
@@ -114,6 +114,13 @@ def drawn_ms(driver, url):
     return driver.execute_script("return performance.getEntriesByName('console-ready')[0].startTime")
 
 
+def requests_made(driver):
+    """The API requests of the page last drawn: (path, ms from the navigation's start to its end, its ms)."""
+    return driver.execute_script(
+        "return performance.getEntriesByType('resource').filter(e => e.name.includes('/ui/api/'))"
+        ".map(e => [new URL(e.name).pathname + new URL(e.name).search, e.responseEnd, e.duration])")
+
+
 def reference_ms(driver, url):
     """Milliseconds from the start of a navigation to ``url`` (one JSON answer) to its load event's end."""
     driver.get("about:blank")
@@ -126,6 +133,7 @@ def main():
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--db-url", help="an empty, migrated database (default: a new SQLite file)")
+    parser.add_argument("--requests", action="store_true", help="also list each page's API requests and their times")
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="console-pages-")
     config = os.path.join(directory, "settings.yaml")
@@ -144,10 +152,12 @@ def main():
             reference = []
             for name, path in pages.items():  # a first load of each: the browser's caches warm, as an operator's
                 drawn_ms(driver, base + "/ui/" + path)
+            made = {}
             for _ in range(args.rounds):
                 reference.append(reference_ms(driver, api + "/version"))
                 for name, path in pages.items():
                     times[name].append(drawn_ms(driver, base + "/ui/" + path))
+                    made[name] = requests_made(driver)
         finally:
             driver.quit()
     print("{0} nodes, {1} rounds, load average {2}".format(args.nodes, args.rounds, load_average()))
@@ -156,6 +166,12 @@ def main():
                                                  max(reference)))
     for name, figures in times.items():
         print("{0:<28} {1:>10.0f} {2:>10.0f}".format(name, statistics.median(figures), max(figures)))
+    if args.requests:
+        for name, found in made.items():
+            print("\n{0} (last round): the API requests, ms from the navigation's start to their end, and their own ms"
+                  .format(name))
+            for path, end, took in found:
+                print("  {0:>6.0f} {1:>6.0f}  {2}".format(end, took, path))
     shutil.rmtree(directory, ignore_errors=True)
 
 
