@@ -235,3 +235,18 @@ def test_a_renewal_keystone_cannot_answer_keeps_the_credential_until_its_time(ke
         requests_at(keystone_app, clock, started, headers, (0.2,), ttl, status=503)  # at 1.19
     requests_at(keystone_app, clock, started, headers, (0.01,), ttl)
     assert asked == ["MainThread", "nailgun-credential-renewal", "MainThread", "MainThread"]
+
+
+def test_the_console_signs_in_against_keystone_and_its_writes_need_the_csrf_token(keystone_app):
+    from tests.host.test_console_auth import CSRF_REFUSED, sign_in
+
+    app = webtest.TestApp(keystone_app.app, extra_environ={"REMOTE_ADDR": "192.0.2.10"})
+    assert sign_in(app, "member", "wrong").status_int == 401
+    csrf = sign_in(app, "member")
+    identity = app.get("/ui/api/v1/identity").json
+    assert (identity["name"], identity["project"], identity["auth_method"]) == ("member", "admin", "keystone")
+    assert identity["rules"][policy.WRITE] and not identity["rules"][policy.READ_SECRETS]
+    body = {"name": "lcm"}
+    refused = app.post_json("/ui/api/v1/config/components", body, expect_errors=True)
+    assert refused.status_int == 403 and CSRF_REFUSED in refused.json["message"]
+    assert app.post_json("/ui/api/v1/config/components", body, headers={"X-CSRF-Token": csrf}).status_int == 201
