@@ -199,3 +199,35 @@ def test_a_reader_gets_no_session_control_and_an_admin_abandons_a_members_sessio
     status, answer = call(console_server, "GET", "/config/environments/{0}/sessions/{1}".format(
         environment, opened["id"]), user="member")
     assert answer["state"] == "abandoned"
+
+
+def test_a_draft_outlives_the_end_of_the_sign_in_and_comes_back_after_a_new_one(console, console_server):
+    from selenium.webdriver.common.keys import Keys
+
+    from tests.auth import LOCAL_USERS
+
+    environment, _ = seed(console_server)
+    console.sign_in("member")
+    session = open_session(console, environment)
+    pick(console)
+    editor_hash = console.driver.execute_script("return location.hash")
+    editor = console.find("#editor")
+    editor.send_keys(Keys.CONTROL, "a")
+    editor.send_keys('{"debug": true, "workers": 6}')  # typed: the page keeps the draft as it is typed
+    console.driver.delete_cookie("nailgun_console")  # the sign-in ends (its token expired)
+    console.find("#stage").click()
+    console.wait_for(lambda: console.find("#sign-in").is_displayed())
+    assert "session has ended" in console.text("#sign-in-error")
+    console.screenshot("signed-out-while-editing")
+    form = console.find("#sign-in form")
+    form.find_element("name", "username").send_keys("member")
+    form.find_element("name", "password").send_keys(LOCAL_USERS["member"])
+    console.driver.execute_script("document.body.dataset.ready = ''")
+    form.find_element("css selector", "button[type=submit]").click()
+    console.ready()
+    assert console.driver.execute_script("return location.hash") == editor_hash  # back where the sign-in was asked
+    assert json.loads(console.find("#editor").get_attribute("value")) == {"debug": True, "workers": 6}
+    click_and_wait(console, "#stage")
+    status, answer = call(console_server, "GET", "/config/environments/{0}/sessions/{1}".format(environment, session),
+                          user="member")
+    assert status == 200 and len(answer["documents"]) == 1

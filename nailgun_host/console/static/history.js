@@ -73,7 +73,8 @@ export async function liveFeed(environmentId, signal, { onChange } = {}) {
         // the server holds no more waiting requests (FEED.thread_waiters): ask again in a while, not at once
         if (answer.headers.get("X-Feed-Waited") === "0" && !feed.changes.length) await sleep(2000, signal);
       } catch (error) {
-        if (signal.aborted || error.name === "AbortError") return;
+        // aborted: the page was left; 401: the session ended, and the sign-in form is shown
+        if (signal.aborted || error.name === "AbortError" || error.status === 401) return;
         status.textContent = `The feed is out of reach (${error.message}); trying again in ${backoff / 1000} s.`;
         await sleep(backoff, signal);
         backoff = Math.min(backoff * 2, 30000);

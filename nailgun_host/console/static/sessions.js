@@ -416,7 +416,10 @@ async function drawEditor(view, [rawEnvironment, rawSession, rawKind, rawResourc
   const etag = answer.headers.get("ETag");
   const editor = el("textarea", { class: "editor", id: "editor", name: "document", spellcheck: "false",
     "aria-label": "The document, JSON" });
-  editor.value = JSON.stringify(answer.data, null, 2);
+  // a draft is kept in the tab while it is typed: a session that ends before Stage signs in again and finds it here
+  const draftKey = `nailgun-console-draft ${id} ${path}`;
+  editor.value = sessionStorage.getItem(draftKey) ?? JSON.stringify(answer.data, null, 2);
+  editor.addEventListener("input", () => sessionStorage.setItem(draftKey, editor.value));
   const problems = el("div", { id: "editor-errors" });
   const stage = el("button", { class: "primary", id: "stage", type: "submit" }, "Stage");
   const form = el("form", { id: "editor-form", onsubmit: async (event) => {
@@ -442,6 +445,7 @@ async function drawEditor(view, [rawEnvironment, rawSession, rawKind, rawResourc
     if (etag) headers["If-Match"] = etag;
     try {
       await api("PUT", path, { body: JSON.stringify(data), headers });
+      sessionStorage.removeItem(draftKey);
       location.hash = back;
     } catch (error) {
       stage.disabled = false;
@@ -453,7 +457,8 @@ async function drawEditor(view, [rawEnvironment, rawSession, rawKind, rawResourc
     }
   } },
   editor, problems,
-  el("div", { class: "actions" }, stage, el("a", { href: back, id: "cancel", class: "button" }, "Cancel"),
+  el("div", { class: "actions" }, stage, el("a", { href: back, id: "cancel", class: "button",
+    onclick: () => sessionStorage.removeItem(draftKey) }, "Cancel"),
     el("span", { class: "muted" }, `Staged in session ${shortId(id)}; nothing is deployed until the session is.`)));
   view.append(form);
 }
