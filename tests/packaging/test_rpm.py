@@ -319,6 +319,21 @@ def test_the_bundled_distributions_meet_setup_cfgs_requirements(payload):
         assert requirement.specifier.contains(bundled[name].version), (requirement, bundled[name].version)
 
 
+def test_no_test_tool_is_bundled(payload):
+    """What only the test extra asks for (pytest, selenium, ...) stays out of the RPM's virtualenv."""
+    options = _metadata()["options.extras_require"]
+    def names(text):
+        return {canonicalize_name(Requirement(line.split("#")[0]).name)
+                for line in text.splitlines() if line.split("#")[0].strip()}
+    shipped = names(_metadata()["options"]["install_requires"])
+    for extra in BUNDLED_EXTRAS:
+        shipped |= names(options[extra])
+    test_only = names(options["test"]) - shipped
+    assert {"pytest", "selenium"} <= test_only
+    bundled = set(_bundled_distributions(payload / SITE.lstrip("/")))
+    assert not test_only & bundled, sorted(test_only & bundled)
+
+
 def test_every_distribution_the_code_imports_is_bundled(payload):
     """Each top-level import of the packages is the standard library's, ours, or a bundled distribution's."""
     imported = set()
