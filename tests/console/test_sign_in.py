@@ -49,3 +49,23 @@ def test_what_the_api_holds_is_drawn_as_text_never_as_html(console, console_serv
         assert not console.find_all("#app img, #app script, #app b"), hash_path
         assert console.driver.title == "Fuel configuration console"
         console.screenshot("as-text-{0}".format(index))
+
+
+def test_a_crafted_address_is_refused_in_words(console, console_server):
+    """A hash no page has, a malformed %-escape, and a "." or ".." segment (which would take a request to another
+    path of the API) each show what is wrong with the address, and no request leaves for it."""
+    from tests.console.test_environments import call
+
+    component = call(console_server, "POST", "/config/components", {"name": "c", "resource_definitions": [
+        {"name": "r"}]})
+    environment = call(console_server, "POST", "/config/environments", {
+        "components": [component["id"]], "hierarchy_levels": ["nodes"]})["id"]
+    console.sign_in("reader")
+    effective = "/environments/{0}/effective/nodes/".format(environment)
+    refused = {"/no-such-page": "No page at #/no-such-page",
+               effective + "%E0%A4%A": "The address has a malformed %-escape: #" + effective + "%E0%A4%A",
+               effective + "%2e%2e": "Not a path of the API: /config/environments/{0}/nodes/../".format(environment),
+               effective + ".": "Not a path of the API: /config/environments/{0}/nodes/./".format(environment)}
+    for hash_path, message in refused.items():
+        console.open(hash_path)
+        assert message in console.text(), (hash_path, console.text())

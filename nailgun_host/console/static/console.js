@@ -133,7 +133,9 @@ async function draw() {
       await page(view, match.slice(1), controller.signal);
     } catch (error) {
       if (error.name === "AbortError") return;
-      view.replaceChildren(errorBox(error));
+      // decodeURIComponent of a segment such as "%E0%A4%A" (a crafted or cut link)
+      view.replaceChildren(errorBox(error instanceof URIError
+        ? new Error(`The address has a malformed %-escape: ${hash}`) : error));
     }
     if (controller.signal.aborted) return;
     app.replaceChildren(view);
