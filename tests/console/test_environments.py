@@ -158,3 +158,34 @@ def test_the_live_feed_shows_a_write_made_meanwhile_without_reloading(console, c
     link = console.find("#feed tbody tr.new a")
     assert link.get_attribute("href").endswith("#/environments/1/history/values/%d/nodes/7" % ids["nova"])
     console.screenshot("feed-live")
+
+
+def test_edge_cases_read_plainly_an_empty_environment_a_long_value_and_a_slash_in_a_level_value(console,
+                                                                                                console_server):
+    """No level and no change: the page says so (no stray "null", no empty table); a value of 20,000 characters
+    wraps in its cell and scrolls inside its side of a diff instead of pushing the page sideways; a level value
+    with "/" is refused in the form, before any request."""
+    ids = seed(console_server)
+    empty = call(console_server, "POST", "/config/environments", {"components": [], "hierarchy_levels": []})["id"]
+    nova = "/config/environments/1/resources/%d/values" % ids["nova"]
+    call(console_server, "PUT", nova, {"motd": "short", "workers": 4})
+    call(console_server, "PUT", nova, {"motd": "Z" * 20000, "workers": 4})
+    console.sign_in("reader")
+
+    console.go("/environments/{0}".format(empty))
+    assert console.text("#levels") == "environment" and "null" not in console.text()
+    console.go("/environments/{0}/feed".format(empty))
+    assert "No change yet." in console.text("#feed") and not console.find("#feed table").is_displayed()
+
+    sideways = "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    for hash_path in ("/environments/1/effective", "/environments/1/history/values/%d" % ids["nova"]):
+        console.go(hash_path)
+        console.wait_for(lambda: "ZZZZ" in console.text())
+        assert console.driver.execute_script(sideways) <= 0, hash_path
+    console.screenshot("long-value-diff")
+
+    console.go("/environments/1")
+    console.find("#level-form input[name=nodes]").send_keys("rack 5/x")
+    console.find("#level-form button").click()
+    console.wait_for(lambda: console.text("#level-problem") == 'A level value cannot hold "/": rack 5/x')
+    assert console.driver.execute_script("return location.hash") == "#/environments/1"

@@ -142,6 +142,18 @@ def test_the_editor_shows_syntax_and_schema_errors_in_place_and_stages_nothing(c
     console.find("#cancel").click()
     console.wait_for(lambda: console.find_all("#no-changes"))
 
+    # abandoned meanwhile (another tab): Stage says so in words and stays off
+    pick(console)
+    write(console, '{"debug": true, "workers": 4}')
+    status, _ = call(console_server, "DELETE", "/config/environments/{0}/sessions/{1}".format(environment, session),
+                     user="member")
+    assert status in (200, 204)
+    console.find("#stage").click()
+    console.wait_for(lambda: "is abandoned" in console.text("#editor-errors"))
+    errors = console.text("#editor-errors")
+    assert "state: abandoned" in errors and "{" not in errors and "Open a new session" in errors
+    assert not console.find("#stage").is_enabled()
+
 
 def test_a_second_deploy_of_the_same_key_is_shown_as_a_conflict(console, other_console, console_server):
     environment, resource = seed(console_server)

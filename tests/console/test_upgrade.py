@@ -89,6 +89,7 @@ def test_an_admin_clones_and_moves_a_node_and_sees_it_on_the_seed_side_with_its_
     assert seed_id != orig["id"]
     assert "seed of Cluster {0}".format(orig["id"]) in console.text("#cluster")
     assert row_of(console, "#orig-side", controller["id"]) and not console.find_all("#seed-side tbody tr")
+    assert console.text("#cluster-status") == call(console_server, "GET", "/clusters/{0}".format(seed_id))["status"]
     console.screenshot("seed-before-move")
 
     console.find("#orig-side input[value='{0}']".format(controller["id"])).click()
@@ -100,6 +101,10 @@ def test_an_admin_clones_and_moves_a_node_and_sees_it_on_the_seed_side_with_its_
     assert "provisioning" in row_of(console, "#seed-side", controller["id"])
     assert row_of(console, "#orig-side", controller["id"]) is None
     assert row_of(console, "#orig-side", compute["id"]) is not None
+    # the move changed the seed's status: the table at the top shows it as the sides do; no second move meanwhile
+    seed_status = call(console_server, "GET", "/clusters/{0}".format(seed_id))["status"]
+    assert seed_status != "new" and console.text("#cluster-status") == seed_status
+    assert not console.find("#move-nodes").is_enabled()
 
     task_id = orchestrator_answers(session, seed_id, "running", 40)
     console.wait_for(lambda: "40%" in console.text("#move-progress"))
@@ -112,6 +117,7 @@ def test_an_admin_clones_and_moves_a_node_and_sees_it_on_the_seed_side_with_its_
     moved = row_of(console, "#seed-side", controller["id"])
     assert "provision #{0}: ready 100%".format(task_id) in moved and "controller (pending)" in moved
     assert console.text("#move-progress") == ""
+    assert console.find("#move-nodes").is_enabled()
     console.screenshot("seed-after-move")
 
     console.go("/clusters")

@@ -59,11 +59,23 @@ export function el(tag, attributes = {}, ...children) {
     else if (name === "dataset") Object.assign(node.dataset, value);
     else node.setAttribute(name, value === true ? "" : String(value));
   }
+  return add(node, ...children);
+}
+
+/** Appends `children` to `parent` as el() takes them: strings become text, arrays their items, and null, undefined
+ * or false nothing (a DOM append would show them as "null"). The one way the pages add to an element. */
+export function add(parent, ...children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    parent.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
   }
-  return node;
+  return parent;
+}
+
+/** Replaces what `parent` holds with `children` (taken as add() takes them). */
+export function fill(parent, ...children) {
+  parent.textContent = "";
+  return add(parent, ...children);
 }
 
 /** A table of `rows` (arrays of cells) under `headings`. */
@@ -78,7 +90,8 @@ export function errorBox(error) {
   const errors = (error && error.errors) || [];
   return el("div", { class: "error", role: "alert" },
     el("p", {}, (error && error.message) || String(error)),
-    errors.length ? el("ul", {}, errors.map((item) => el("li", {}, typeof item === "string" ? item : JSON.stringify(item)))) : null);
+    errors.length ? el("ul", {}, errors.map((item) => el("li", {}, typeof item === "string" ? item : Object.entries(item)
+      .map(([name, value]) => `${name}: ${typeof value === "string" ? value : JSON.stringify(value)}`).join(", ")))) : null);
 }
 
 /** A date of the API in the browser's locale, to the second. */
@@ -134,16 +147,16 @@ async function draw() {
     } catch (error) {
       if (error.name === "AbortError") return;
       // decodeURIComponent of a segment such as "%E0%A4%A" (a crafted or cut link)
-      view.replaceChildren(errorBox(error instanceof URIError
+      fill(view, errorBox(error instanceof URIError
         ? new Error(`The address has a malformed %-escape: ${hash}`) : error));
     }
     if (controller.signal.aborted) return;
-    app.replaceChildren(view);
+    fill(app, view);
     document.body.dataset.ready = "1";
     performance.mark("console-ready");
     return;
   }
-  app.replaceChildren(el("p", { class: "error" }, `No page at ${hash}`));
+  fill(app, el("p", { class: "error" }, `No page at ${hash}`));
   document.body.dataset.ready = "1";
 }
 
@@ -157,7 +170,7 @@ async function start() {
   try {
     await loadIdentity();
   } catch (error) {
-    if (error.status !== 401) document.getElementById("app").replaceChildren(errorBox(error));
+    if (error.status !== 401) fill(document.getElementById("app"), errorBox(error));
     return;
   }
   window.addEventListener("hashchange", draw);

@@ -1,7 +1,7 @@
 // Environments: the list, one environment (components, data sources and pins, levels, the level values it has
 // documents at, a linked environment's nodes), and the effective values at a level as a tree where each leaf says
 // which level and kind it comes from (show_lookup).
-import { api, context, el, errorBox, request, table } from "./console.js";
+import { add, api, context, el, errorBox, fill, request, table } from "./console.js";
 
 /** The mask the API puts in place of each secret value for an identity without nailgun:read_secrets. */
 export const MASK = "<secret>";
@@ -52,7 +52,7 @@ export function crumbs(environmentId, ...rest) {
 
 async function list(view, groups, signal) {
   const environments = await api("GET", "/config/environments", { signal });
-  view.append(el("h1", {}, "Environments"),
+  add(view, el("h1", {}, "Environments"),
     environments.length ? table(["Environment", "Levels", "Revision", "Linked to a cluster", ""],
       environments.map((environment) => [
         el("a", { href: environmentHash(environment.id) }, `Environment ${environment.id}`),
@@ -118,6 +118,7 @@ function documentLinks(environmentId, segments, documents) {
 
 /** A form that opens the effective values at any level value, one field per level of the hierarchy. */
 function levelForm(environment) {
+  const problem = el("span", { class: "error", role: "alert", id: "level-problem" });
   const inputs = environment.hierarchy_levels.map((level) => el("input", { name: level, placeholder: level, size: 14 }));
   const form = el("form", {
     class: "actions", id: "level-form", onsubmit(event) {
@@ -127,10 +128,16 @@ function levelForm(environment) {
         if (!input.value.trim()) break;  // a level value needs the values of the levels above it
         segments.push(environment.hierarchy_levels[index], input.value.trim());
       }
+      // the API's paths take a level value as one segment
+      const slashed = segments.filter((value, index) => index % 2 && value.includes("/"));
+      if (slashed.length) {
+        fill(problem, `A level value cannot hold "/": ${slashed.join(", ")}`);
+        return;
+      }
       location.hash = effectiveHash(environment.id, segments);
     },
   }, "Effective values at", inputs.map((input, index) => el("label", {}, `${environment.hierarchy_levels[index]} `, input)),
-  el("button", { type: "submit" }, "Show"));
+  el("button", { type: "submit" }, "Show"), problem);
   return form;
 }
 
@@ -149,7 +156,7 @@ async function show(view, [rawId], signal) {
   const levelsBox = el("section", { id: "level-values-box" },
     el("p", { class: "muted" }, "Reading the change feed for the level values…"),
     nodes.size ? levelTable(environment, new Map(), nodes) : null);
-  view.append(crumbs(environment.id),
+  add(view, crumbs(environment.id),
     el("h1", {}, `Environment ${environment.id}`),
     el("p", {}, "Revision ", el("strong", { id: "revision" }, String(environment.revision)),
       environment.linked ? [" · linked to ", el("a", { href: `#/clusters/${encodeURIComponent(environment.id)}` }, `cluster ${environment.id}`)] : " · not linked to a cluster"),
@@ -181,10 +188,10 @@ async function show(view, [rawId], signal) {
   // the documents by level come from the whole change feed, whose length is the environment's history, not its
   // size: the page is drawn without waiting for it (a linked environment's nodes are listed at once)
   documentsByLevel(environment.id, environment.revision, signal).then(({ levels, complete }) => {
-    levelsBox.replaceChildren(complete ? "" : el("p", { class: "muted" },
+    fill(levelsBox, complete ? "" : el("p", { class: "muted" },
       "The change feed does not reach back to the environment's first writes (pruned): level values written only before it may be missing."),
     levelTable(environment, levels, nodes));
-  }, (error) => { if (error.name !== "AbortError") levelsBox.replaceChildren(errorBox(error)); });
+  }, (error) => { if (error.name !== "AbortError") fill(levelsBox, errorBox(error)); });
 }
 
 function levelTable(environment, levels, nodes) {
@@ -250,23 +257,23 @@ async function effective(view, [rawId, rawLevels], signal) {
   const answers = await Promise.all(pins.map((pin) =>
     request("GET", `${documentPath(environmentId, segments, pin.id, "values")}?effective&show_lookup`, { signal })));
   const where = displayLevels(segments);
-  view.append(crumbs(environmentId, el("span", {}, `effective values at ${where}`)),
+  add(view, crumbs(environmentId, el("span", {}, `effective values at ${where}`)),
     el("h1", {}, `Effective values at ${where}`),
     el("p", { class: "hint" }, "Each value shows the level and kind it comes from; follow it to that document's history."),
     el("p", { class: "actions" },
       context.may("nailgun:write") ? el("a", { href: sessionsHash(environmentId), id: "edit-in-session" }, "Edit in a session") : null,
       el("a", { href: feedHash(environmentId) }, "Live change feed")));
   if (answers.some((answer) => answer.headers.get("X-Level-Unknown") === "true")) {
-    view.append(el("p", { class: "muted", id: "level-unknown" },
+    add(view, el("p", { class: "muted", id: "level-unknown" },
       `The environment stores nothing at ${where}: these are the values of the levels above it.`));
   }
   if (answers.some((answer) => answer.headers.get("X-Secrets-Masked") === "true")) {
-    view.append(el("p", { class: "secret", id: "masked-note" }, `Secret values read as ${MASK}: you may not read secrets.`));
+    add(view, el("p", { class: "secret", id: "masked-note" }, `Secret values read as ${MASK}: you may not read secrets.`));
   }
-  if (!pins.length) view.append(el("p", { class: "muted" }, "The environment uses no data source."));
+  if (!pins.length) add(view, el("p", { class: "muted" }, "The environment uses no data source."));
   pins.forEach((pin, index) => {
     const values = answers[index].data || {};
-    view.append(el("section", { class: "data-source", dataset: { resource: pin.resource } },
+    add(view, el("section", { class: "data-source", dataset: { resource: pin.resource } },
       el("h2", {}, pin.resource, " ", el("span", { class: "badge" }, `version ${pin.version}`)),
       el("p", { class: "actions" },
         el("a", { href: historyHash(environmentId, "values", pin.id, segments) }, `values at ${where}: history`),

@@ -1,7 +1,7 @@
 // History: a document's versions (author, time, changed keys), a side-by-side diff of any two, revert (writers
 // only, after a confirmation step in the page), and the environment's change feed, live (long polls), below it
 // and on a page of its own.
-import { api, context, el, errorBox, request, table, when } from "./console.js";
+import { add, api, context, el, errorBox, fill, request, table, when } from "./console.js";
 import {
   MASK, crumbs, displayLevels, documentPath, effectiveHash, feedHash, historyHash, levelsFromDisplay, parseLevels,
   sessionsHash,
@@ -45,15 +45,15 @@ export async function liveFeed(environmentId, signal, { onChange } = {}) {
   const { revision } = await api("GET", `/config/environments/${encodeURIComponent(environmentId)}`, { signal });
   const first = await api("GET", `${base}?since=${Math.max(0, revision - FEED_BACKLOG)}`, { signal });
   const body = el("tbody");
-  const status = el("p", { class: "muted feed-status", role: "status" }, "Following the changes…");
-  const add = (changes, fresh) => {
+  const status = el("p", { class: "muted feed-status", role: "status" }, `Following the changes after revision ${first.revision}…`);
+  const prependChanges = (changes, fresh) => {
     for (const change of changes) {
       body.prepend(feedRow(environmentId, change, fresh));
       if (fresh && onChange) onChange(change);
     }
     while (body.rows.length > FEED_ROWS) body.lastChild.remove();
   };
-  add(first.changes, false);
+  prependChanges(first.changes, false);
   const empty = el("p", { class: "muted feed-empty", hidden: first.changes.length > 0 }, "No change yet.");
 
   (async function follow(since) {
@@ -66,7 +66,8 @@ export async function liveFeed(environmentId, signal, { onChange } = {}) {
         if (feed.truncated) status.textContent = "Entries were pruned before they could be shown: reload the page for the current state.";
         if (feed.changes.length) {
           empty.hidden = true;
-          add(feed.changes, true);
+          changesTable.hidden = false;
+          prependChanges(feed.changes, true);
         }
         since = Math.max(since, feed.revision);
         if (!feed.truncated) status.textContent = `Following the changes after revision ${since}…`;
@@ -82,12 +83,12 @@ export async function liveFeed(environmentId, signal, { onChange } = {}) {
     }
   })(first.revision);
 
-  return el("section", { class: "feed", id: "feed" }, status, empty,
-    feedTable(body));
+  const changesTable = feedTable(body, { hidden: !first.changes.length });
+  return el("section", { class: "feed", id: "feed" }, status, empty, changesTable);
 }
 
-function feedTable(body) {
-  return el("table", { class: "feed" },
+function feedTable(body, { hidden = false } = {}) {
+  return el("table", { class: "feed", hidden },
     el("thead", {}, el("tr", {}, ["Revision", "Data source", "Level", "Kind", "Change", "Version", "Author", "Session", "Time"]
       .map((heading) => el("th", {}, heading)))), body);
 }
@@ -95,7 +96,7 @@ function feedTable(body) {
 async function feedPage(view, [rawId], signal) {
   const environmentId = decodeURIComponent(rawId);
   const feed = await liveFeed(environmentId, signal);
-  view.append(crumbs(environmentId, el("span", {}, "change feed")),
+  add(view, crumbs(environmentId, el("span", {}, "change feed")),
     el("h1", {}, `Change feed of environment ${environmentId}`),
     el("p", { class: "hint" }, "New changes appear at the top as they are made; follow one to its document's history."),
     feed);
@@ -194,7 +195,7 @@ async function historyPage(view, [rawId, kind, rawResource, rawLevels], signal) 
     api("GET", `/config/resource_definitions/${encodeURIComponent(resource)}`, { signal }).catch(() => null),
     liveFeed(environmentId, signal, {
       onChange: (change) => {
-        if (concerns(change)) refresh().catch((error) => { if (error.name !== "AbortError") message.replaceChildren(errorBox(error)); });
+        if (concerns(change)) refresh().catch((error) => { if (error.name !== "AbortError") fill(message, errorBox(error)); });
       },
     })]);
   if (definition) name = definition.name;
@@ -213,13 +214,13 @@ async function historyPage(view, [rawId, kind, rawResource, rawLevels], signal) 
 
   async function compare() {
     if (fromVersion === null || toVersion === null) {
-      diffBox.replaceChildren(el("p", { class: "muted" }, "Two versions are needed for a diff."));
+      fill(diffBox, el("p", { class: "muted" }, "Two versions are needed for a diff."));
       return;
     }
     const ask = ++asked;  // the last choice wins over slower answers to earlier ones
     const [from, to, patch] = await Promise.all([version(fromVersion), version(toVersion),
       api("GET", `${path}/diff?from=${fromVersion}&to=${toVersion}`, { signal })]);
-    if (ask === asked) diffBox.replaceChildren(el("h2", {}, `Diff of versions ${fromVersion} and ${toVersion}`), diffView(fromVersion, toVersion, from, to, patch));
+    if (ask === asked) fill(diffBox, el("h2", {}, `Diff of versions ${fromVersion} and ${toVersion}`), diffView(fromVersion, toVersion, from, to, patch));
   }
 
   const choice = (group, number) => el("input", {
@@ -227,13 +228,13 @@ async function historyPage(view, [rawId, kind, rawResource, rawLevels], signal) 
     "aria-label": `${group} version ${number}`,
     onchange() {
       if (group === "from") fromVersion = number; else toVersion = number;
-      compare().catch((error) => diffBox.replaceChildren(errorBox(error)));
+      compare().catch((error) => fill(diffBox, errorBox(error)));
     },
   });
 
   function askRevert(number) {
     confirmBox.hidden = false;
-    confirmBox.replaceChildren(
+    fill(confirmBox,
       el("span", {}, `Revert the ${kind} of ${name} at ${where} to version ${number}? A new version equal to it is written.`),
       el("button", {
         type: "button", class: "danger", id: "confirm-revert", async onclick(event) {
@@ -242,12 +243,12 @@ async function historyPage(view, [rawId, kind, rawResource, rawLevels], signal) 
           try {
             const written = await api("POST", `${path}/revert`, { body: { version: number }, signal });
             confirmBox.hidden = true;
-            message.replaceChildren(el("p", { class: "ok", role: "status" }, written.version === before
+            fill(message, el("p", { class: "ok", role: "status" }, written.version === before
               ? `Version ${before} already equals version ${number}: nothing was written.`
               : `Reverted: version ${written.version} equals version ${number}.`));
             await refresh();
           } catch (error) {
-            if (error.name !== "AbortError") confirmBox.append(errorBox(error));
+            if (error.name !== "AbortError") add(confirmBox, errorBox(error));
             event.target.disabled = false;
           }
         },
@@ -258,7 +259,7 @@ async function historyPage(view, [rawId, kind, rawResource, rawLevels], signal) 
   function drawVersions() {
     const current = versions.length ? versions[versions.length - 1].version : null;
     const headings = ["From", "To", "Version", "Revision", "Time", "Author", "Changed keys", ...(writer ? [""] : [])];
-    versionsBox.replaceChildren(el("h2", {}, "Versions"), versions.length ? table(headings, [...versions].reverse().map((item) => [
+    fill(versionsBox, el("h2", {}, "Versions"), versions.length ? table(headings, [...versions].reverse().map((item) => [
       choice("from", item.version), choice("to", item.version), String(item.version), String(item.revision),
       when(item.created_at), item.author || "", el("span", { class: "mono" }, (item.changed_keys || []).join(", ")),
       ...(writer ? [item.version === current ? el("span", { class: "muted" }, "current")
@@ -285,7 +286,7 @@ async function historyPage(view, [rawId, kind, rawResource, rawLevels], signal) 
   await refresh();
   drawn = true;
   const other = kind === "values" ? "overrides" : "values";
-  view.append(crumbs(environmentId, el("a", { href: effectiveHash(environmentId, segments) }, `effective values at ${where}`),
+  add(view, crumbs(environmentId, el("a", { href: effectiveHash(environmentId, segments) }, `effective values at ${where}`),
     el("span", {}, "history")),
   el("h1", {}, `History of the ${kind} of ${name} at ${where}`),
   el("p", { class: "actions" },

@@ -3,7 +3,7 @@
 // Every request goes to /config/environments/<id>/...: a linked environment resolves there to its cluster's
 // sessions, so the same pages serve both kinds. Writes carry X-Configuration-Session and are staged; reads with
 // it show the staged state.
-import { ApiError, api, context, el, errorBox, json, request, table, when } from "./console.js";
+import { add, api, ApiError, context, el, errorBox, fill, json, request, table, when } from "./console.js";
 
 const HEADER = "X-Configuration-Session";
 const KINDS = ["values", "overrides"];
@@ -98,7 +98,7 @@ async function drawSessions(view, [rawEnvironment], signal) {
     api("GET", `${base(environment)}/sessions`, { signal })]);
   const sessions = answer.sessions || [];
   const status = el("div", { class: "status" });
-  view.append(
+  add(view,
     el("h1", {}, `Sessions of environment ${environment}`),
     el("p", { class: "muted crumbs" }, el("a", { href: `#/environments/${seg(environment)}` }, `Environment ${environment}`),
       info.linked ? ` (linked to cluster ${environment}: these are the cluster's sessions)` : ""),
@@ -111,18 +111,18 @@ async function drawSessions(view, [rawEnvironment], signal) {
         const session = await api("POST", `${base(environment)}/configure`);
         location.hash = sessionPage(environment, session.id);
       } catch (error) {
-        status.replaceChildren(errorBox(error));
+        fill(status, errorBox(error));
         open.disabled = false;
       }
     } }, "Open a session");
-    view.append(el("div", { class: "actions" }, open));
+    add(view, el("div", { class: "actions" }, open));
   }
-  view.append(status);
+  add(view, status);
   if (!sessions.length) {
-    view.append(el("p", { class: "muted", id: "no-sessions" }, "No open session."));
+    add(view, el("p", { class: "muted", id: "no-sessions" }, "No open session."));
     return;
   }
-  view.append(table(["Session", "Owner", "State", "Opened", "Expires", "Documents staged"], sessions.map((session) => [
+  add(view, table(["Session", "Owner", "State", "Opened", "Expires", "Documents staged"], sessions.map((session) => [
     el("a", { href: sessionPage(environment, session.id), class: "mono session-link" }, shortId(session.id)),
     session.user_id, stateBadge(session.state), when(session.created), when(session.expires),
     stagedList(session.documents)]), { class: "sessions" }));
@@ -179,14 +179,14 @@ async function diffSection(environment, session, signal) {
   const documents = answer.documents || [];
   const section = el("section", { id: "session-diff" }, el("h2", {}, "Staged changes against what is deployed"));
   if (!documents.length) {
-    section.append(el("p", { class: "muted", id: "no-changes" }, "Nothing staged."));
+    add(section, el("p", { class: "muted", id: "no-changes" }, "Nothing staged."));
     return section;
   }
   const deployed = await Promise.all(documents.map((entry) => deployedDocument(environment, entry.document, signal)));
   documents.forEach((entry, index) => {
     const document = entry.document || {};
     const levels = levelsOf(document.level);
-    section.append(el("div", { class: "staged-document" },
+    add(section, el("div", { class: "staged-document" },
       el("h3", {}, label(document), " ",
         document.type === "configdb" && mayStage(session)
           ? el("a", { href: editPage(environment, session.id, document.kind, document.resource, levels),
@@ -249,9 +249,9 @@ async function drawSession(view, [rawEnvironment, rawSession], signal) {
     const fresh = el("div", { class: "page" });
     await drawSession(fresh, [rawEnvironment, rawSession], signal);
     if (notice) fresh.querySelector("#session-status").prepend(notice);
-    view.replaceChildren(...fresh.childNodes);
+    fill(view, ...fresh.childNodes);
   };
-  view.append(
+  add(view,
     el("h1", {}, "Session ", el("span", { class: "mono" }, shortId(session.id)), " ", stateBadge(session.state)),
     breadcrumbs(environment, el("span", { class: "mono" }, shortId(session.id))),
     el("table", { class: "fields" }, el("tbody", {},
@@ -262,22 +262,22 @@ async function drawSession(view, [rawEnvironment, rawSession], signal) {
         .map(([name, value]) => el("tr", {}, el("th", {}, name), el("td", {}, value))))),
     status);
   if (session.state === "invalid") {
-    status.append(conflictBox("This session is invalid: documents it stages changed since it was opened.",
+    add(status, conflictBox("This session is invalid: documents it stages changed since it was opened.",
       session.conflicts || []));
   }
   if (session.state === "deployed") {
-    view.append(deployedLinks(environment, session));
+    add(view, deployedLinks(environment, session));
     return;
   }
   if (session.state !== "open" && session.state !== "invalid") {
-    view.append(el("p", { class: "muted" }, `This session is ${session.state}: nothing it staged will be deployed.`));
+    add(view, el("p", { class: "muted" }, `This session is ${session.state}: nothing it staged will be deployed.`));
     return;
   }
   const actions = el("div", { class: "actions", id: "session-actions" });
   if (mayStage(session)) {
     const deploy = el("button", { class: "primary", id: "deploy", type: "button", onclick: async () => {
       deploy.disabled = true;
-      status.replaceChildren(el("p", { class: "muted" }, "Deploying…"));
+      fill(status, el("p", { class: "muted" }, "Deploying…"));
       try {
         await api("POST", `${sessionPath(environment, id)}/deploy`);
         await redraw();
@@ -286,14 +286,14 @@ async function drawSession(view, [rawEnvironment, rawSession], signal) {
         if (error instanceof ApiError && error.status === 409) {
           // the session is invalid now: draw it anew (its state, the conflicts it keeps) under the 409's message
           const refused = el("p", { class: "error", id: "deploy-refused" }, `Deploy refused: ${error.message}`);
-          await redraw(refused).catch(() => status.replaceChildren(conflictBox(error.message, error.errors)));
+          await redraw(refused).catch(() => fill(status, conflictBox(error.message, error.errors)));
         } else {
-          status.replaceChildren(errorBox(error));
+          fill(status, errorBox(error));
           deploy.disabled = false;
         }
       }
     } }, "Deploy");
-    actions.append(deploy);
+    add(actions, deploy);
   }
   if (mayAbandon(session)) {
     const confirm = el("div", { class: "confirm", id: "confirm-abandon", hidden: true },
@@ -304,16 +304,16 @@ async function drawSession(view, [rawEnvironment, rawSession], signal) {
           await api("DELETE", sessionPath(environment, id));
           await redraw();
         } catch (error) {
-          if (error.name !== "AbortError") status.replaceChildren(errorBox(error));
+          if (error.name !== "AbortError") fill(status, errorBox(error));
         }
       } }, "Yes, abandon it"),
       el("button", { type: "button", id: "abandon-no", onclick: () => { confirm.hidden = true; } }, "Keep it"));
-    actions.append(el("button", { class: "danger", id: "abandon", type: "button",
+    add(actions, el("button", { class: "danger", id: "abandon", type: "button",
       onclick: () => { confirm.hidden = false; } }, "Abandon"), confirm);
   }
-  if (actions.childNodes.length) view.append(actions);
-  view.append(await diffSection(environment, session, signal));
-  if (mayStage(session)) view.append(await documentPicker(environment, session, signal));
+  if (actions.childNodes.length) add(view, actions);
+  add(view, await diffSection(environment, session, signal));
+  if (mayStage(session)) add(view, await documentPicker(environment, session, signal));
 }
 
 // -- #/environments/<id>/sessions/<session>/edit/<kind>/<resource>[/<levels>] -----------------------------
@@ -402,11 +402,11 @@ async function drawEditor(view, [rawEnvironment, rawSession, rawKind, rawResourc
     loadSession(environment, id, signal), api("GET", `/config/resource_definitions/${seg(resource)}`, { signal })]);
   const where = levels.length ? "/" + levels.join("/") + "/" : "/";
   const back = sessionPage(environment, id);
-  view.append(
+  add(view,
     el("h1", {}, `Edit the ${kind} of ${definition.name} at ${where}`),
     breadcrumbs(environment, el("a", { href: back, class: "mono" }, shortId(id)), " / edit"));
   if (!mayStage(session)) {
-    view.append(el("p", { class: "error", id: "not-editable" }, session.state !== "open"
+    add(view, el("p", { class: "error", id: "not-editable" }, session.state !== "open"
       ? `Session ${shortId(id)} is ${session.state}: nothing more can be staged in it.`
       : "Only the session's owner stages into it."));
     return;
@@ -424,20 +424,20 @@ async function drawEditor(view, [rawEnvironment, rawSession, rawKind, rawResourc
   const stage = el("button", { class: "primary", id: "stage", type: "submit" }, "Stage");
   const form = el("form", { id: "editor-form", onsubmit: async (event) => {
     event.preventDefault();
-    problems.replaceChildren();
+    fill(problems);
     let data;
     try {
       data = JSON.parse(editor.value);
     } catch (error) {
       const found = syntaxError(editor.value);
-      problems.append(el("p", { class: "error syntax", role: "alert" }, found
+      add(problems, el("p", { class: "error syntax", role: "alert" }, found
         ? `JSON syntax error at line ${found.line}, column ${found.column}: expected ${found.expected}.`
         : `JSON syntax error: ${error.message}`));
       if (found) { editor.focus(); editor.setSelectionRange(found.offset, found.offset + 1); }
       return;
     }
     if (data === null || typeof data !== "object" || Array.isArray(data)) {
-      problems.append(el("p", { class: "error syntax", role: "alert" }, "The document must be a JSON object ({...})."));
+      add(problems, el("p", { class: "error syntax", role: "alert" }, "The document must be a JSON object ({...})."));
       return;
     }
     stage.disabled = true;
@@ -448,19 +448,22 @@ async function drawEditor(view, [rawEnvironment, rawSession, rawKind, rawResourc
       sessionStorage.removeItem(draftKey);
       location.hash = back;
     } catch (error) {
-      stage.disabled = false;
       if (error.name === "AbortError") return;
+      // a session deployed or abandoned meanwhile (another tab, an admin) takes no more changes
+      const ended = error.errors.find((item) => item && item.state && item.state !== "open");
+      stage.disabled = Boolean(ended);
       const box = errorBox(error);
       box.classList.add("api");
-      if (error.status === 412) box.append(el("p", {}, "The document changed since this page read it: reload it."));
-      problems.append(box);
+      if (error.status === 412) add(box, el("p", {}, "The document changed since this page read it: reload it."));
+      if (ended) add(box, el("p", {}, "Open a new session from ", el("a", { href: sessionsPage(environment) }, "the sessions"), " to stage a change."));
+      add(problems, box);
     }
   } },
   editor, problems,
   el("div", { class: "actions" }, stage, el("a", { href: back, id: "cancel", class: "button",
     onclick: () => sessionStorage.removeItem(draftKey) }, "Cancel"),
     el("span", { class: "muted" }, `Staged in session ${shortId(id)}; nothing is deployed until the session is.`)));
-  view.append(form);
+  add(view, form);
 }
 
 export const routes = [

@@ -1,7 +1,7 @@
 // Clusters and their upgrades: every cluster with its upgrade relation (seed of / original of), and one
 // cluster with the nodes on either side of its upgrade, the task that moved each node to the seed, the
 // progress of a move while it runs, and (for whoever may) cloning into a seed and moving nodes to it.
-import { api, context, el, errorBox, table, when } from "./console.js";
+import { add, api, context, el, errorBox, fill, table, when } from "./console.js";
 
 const ACTIVE = ["pending", "running"];
 //: the statuses a node may leave its original in (the assign handler's rule: docs/api/upgrade.md)
@@ -48,12 +48,12 @@ async function list(view, _groups, signal) {
   const counts = {};
   for (const node of nodes) if (node.cluster_id !== null) counts[node.cluster_id] = (counts[node.cluster_id] || 0) + 1;
   const related = relationsById(relations);
-  view.append(el("h1", {}, "Clusters and upgrades"));
+  add(view, el("h1", {}, "Clusters and upgrades"));
   if (!clusters.length) {
-    view.append(el("p", { class: "muted" }, "No cluster yet."));
+    add(view, el("p", { class: "muted" }, "No cluster yet."));
     return;
   }
-  view.append(table(["Cluster", "Name", "Release", "Status", "Nodes", "Upgrade", "ConfigDB"],
+  add(view, table(["Cluster", "Name", "Release", "Status", "Nodes", "Upgrade", "ConfigDB"],
     clusters.map((cluster) => {
       const relation = related[cluster.id];
       return [clusterLink(cluster.id, String(cluster.id)), clusterLink(cluster.id, cluster.name),
@@ -107,20 +107,20 @@ function side(title, cluster, nodes, options, id) {
 /** An in-page confirmation in `place`: the question, then `act` on Confirm (its error shown there). */
 function confirm(place, question, label, act) {
   const answer = el("div", { class: "confirm", role: "dialog" });
-  const cancel = el("button", { type: "button", onclick: () => place.replaceChildren() }, "Cancel");
+  const cancel = el("button", { type: "button", onclick: () => fill(place) }, "Cancel");
   const yes = el("button", { type: "button", class: "primary", onclick: async () => {
     yes.disabled = cancel.disabled = true;
     try {
       await act();
-      place.replaceChildren();
+      fill(place);
     } catch (error) {
       if (error.name === "AbortError") return;
-      answer.replaceChildren(errorBox(error), el("div", { class: "actions" }, cancel));
+      fill(answer, errorBox(error), el("div", { class: "actions" }, cancel));
       cancel.disabled = false;
     }
   } }, label);
-  answer.append(el("p", {}, question), el("div", { class: "actions" }, yes, cancel));
-  place.replaceChildren(answer);
+  add(answer, el("p", {}, question), el("div", { class: "actions" }, yes, cancel));
+  fill(place, answer);
 }
 
 function cloneForm(cluster, releases) {
@@ -147,7 +147,7 @@ function cloneForm(cluster, releases) {
 }
 
 /** The two sides of an upgrade, redrawn after a move; polls a running move until it ends or `signal` aborts. */
-function upgradeView(relation, signal) {
+function upgradeView(relation, signal, { onClusters } = {}) {
   const columns = el("div", { class: "columns", id: "sides" });
   const progress = el("div", { id: "move-progress" });
   const actions = el("div", { id: "move" });
@@ -166,18 +166,19 @@ function upgradeView(relation, signal) {
     const moves = tasks.filter((task) => task.name === "provision");
     const mayMove = context.may("nailgun:write");
     selected.clear();
-    columns.replaceChildren(
+    fill(columns,
       side("Original", orig, origNodes, { selectable: mayMove, selected }, "orig-side"),
       side("Upgrade seed", seed, seedNodes, { moves }, "seed-side"));
-    actions.replaceChildren(...(mayMove ? moveForm(seed, origNodes) : []));
     const running = moves.find((task) => ACTIVE.includes(task.status));
+    fill(actions, ...(mayMove ? moveForm(seed, origNodes, running) : []));
+    if (onClusters) onClusters(orig, seed);
     if (running) follow(running);
-    else progress.replaceChildren();
+    else fill(progress);
   }
 
   function showProgress(task) {
-    for (const cell of columns.querySelectorAll(`.task[data-task="${task.id}"]`)) cell.replaceChildren(...taskText(task));
-    progress.replaceChildren(el("p", {}, `Moving: ${task.name} #${task.id} `, badge(task.status), ` ${task.progress}% `,
+    for (const cell of columns.querySelectorAll(`.task[data-task="${task.id}"]`)) fill(cell, ...taskText(task));
+    fill(progress, el("p", {}, `Moving: ${task.name} #${task.id} `, badge(task.status), ` ${task.progress}% `,
       el("progress", { max: 100, value: task.progress }), task.time_start ? ` since ${when(task.time_start)}` : ""));
   }
 
@@ -193,31 +194,32 @@ function upgradeView(relation, signal) {
         showProgress(task);
       }
     } catch (error) {
-      if (error.name !== "AbortError") progress.replaceChildren(errorBox(error));
+      if (error.name !== "AbortError") fill(progress, errorBox(error));
       return;
     } finally {
       polling = false;
     }
-    await refresh().catch((error) => { if (error.name !== "AbortError") progress.replaceChildren(errorBox(error)); });
+    await refresh().catch((error) => { if (error.name !== "AbortError") fill(progress, errorBox(error)); });
   }
 
-  function moveForm(seed, origNodes) {
+  /** The move form; its button waits while `running` (a move's task) runs. */
+  function moveForm(seed, origNodes, running) {
     if (!origNodes.length) return [];
     const reprovision = el("input", { type: "checkbox", name: "reprovision", checked: true });
     const place = el("div", { class: "confirmation" });
     const button = el("button", { type: "button", id: "move-nodes", onclick: () => {
       const ids = [...selected].sort((a, b) => a - b);
       if (!ids.length) {
-        place.replaceChildren(el("p", { class: "error" }, "Select the nodes to move in the original's column."));
+        fill(place, el("p", { class: "error" }, "Select the nodes to move in the original's column."));
         return;
       }
       confirm(place, `Move node${ids.length > 1 ? "s" : ""} ${ids.join(", ")} to the seed ${seed.name} (${seed.id})` +
-        (reprovision.checked ? ", reinstalling them?" : " without reinstalling them?"), "Move", async () => {
+        (reprovision.checked ? ", reinstalling " : " without reinstalling ") + (ids.length > 1 ? "them?" : "it?"), "Move", async () => {
         await api("POST", `/clusters/${seed.id}/upgrade/assign`,
           { body: { nodes_ids: ids, reprovision: reprovision.checked }, signal });
         await refresh();  // it follows the move's task while that runs
       });
-    } }, "Move nodes to the seed");
+    }, disabled: Boolean(running), title: running ? "a move is running" : null }, "Move nodes to the seed");
     return [el("div", { class: "actions" }, button,
       el("label", {}, reprovision, " reinstall (provision) the moved nodes")), place];
   }
@@ -228,7 +230,7 @@ function upgradeView(relation, signal) {
 async function cluster(view, [rawId], signal) {
   const id = decodeURIComponent(rawId);
   if (!/^[1-9][0-9]{0,9}$/.test(id)) {
-    view.append(el("p", { class: "error" }, `No cluster ${id}: a cluster's id is a number.`));
+    add(view, el("p", { class: "error" }, `No cluster ${id}: a cluster's id is a number.`));
     return;
   }
   // the cluster's nodes are asked at once, with or without an upgrade: one round trip fewer
@@ -237,22 +239,26 @@ async function cluster(view, [rawId], signal) {
     api("GET", "/releases", { signal }), linkedEnvironments(signal),
     api("GET", `/nodes?cluster_id=${id}`, { signal })]);
   const relation = relationsById(relations)[current.id];
-  view.append(el("h1", {}, `Cluster ${current.id}: ${current.name}`),
+  add(view, el("h1", {}, `Cluster ${current.id}: ${current.name}`),
     table(["Release", "Status", "Upgrade", "ConfigDB"], [[releaseName(releases, current.release_id),
-      badge(current.status),
+      el("span", { id: "cluster-status" }, badge(current.status)),
       relation ? el("span", { class: "relation" }, `${relation.role} `, clusterLink(relation.other)) : "none",
       environments.has(current.id)
         ? el("a", { href: `#/environments/${encodeURIComponent(current.id)}` }, `Environment ${current.id}`)
         : el("span", { class: "muted" }, "no linked environment")]], { id: "cluster" }));
   if (relation) {
-    const upgrade = upgradeView(relation, signal);
+    // a move changes the seed's status: the table above follows what the sides were drawn from
+    const upgrade = upgradeView(relation, signal, { onClusters: (...clusters) => {
+      const drawn = clusters.find((item) => item.id === current.id);
+      if (drawn) fill(view.querySelector("#cluster-status"), badge(drawn.status));
+    } });
     await upgrade.refresh({ cluster: current, nodes });
-    view.append(upgrade.element);
+    add(view, upgrade.element);
     return;
   }
-  view.append(side("Nodes of", current, nodes, {}, "nodes"));
+  add(view, side("Nodes of", current, nodes, {}, "nodes"));
   // the clone handler asks nailgun:change_secrets (the seed takes the orig's credentials)
-  if (context.may("nailgun:change_secrets")) view.append(...cloneForm(current, releases));
+  if (context.may("nailgun:change_secrets")) add(view, ...cloneForm(current, releases));
 }
 
 export const routes = [
