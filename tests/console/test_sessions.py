@@ -114,9 +114,14 @@ def test_a_member_opens_a_session_edits_sees_the_diff_and_deploys(console, conso
     assert answer["state"] == "deployed"
     # the document's history page (environments' helper) from the deployed session's link
     click_and_wait(console, "#deployed a.history-link")
-    if "No page at" not in console.text():
-        assert "member" in console.text()
+    assert console.text("#app h1") == "History of the values of nova at /"
+    assert "member" in console.find("#versions-table tbody tr").text
     console.screenshot("history")
+    # the feed names the deploy's session and leads back to it, as the sessions page lists open sessions only
+    link = console.find("#feed a.session-link")
+    assert link.text == session[:8]
+    click_and_wait(console, "#feed a.session-link")
+    assert console.text("#session-state") == "deployed"
 
 
 def test_the_editor_shows_syntax_and_schema_errors_in_place_and_stages_nothing(console, console_server):

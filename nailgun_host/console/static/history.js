@@ -31,7 +31,9 @@ function feedRow(environmentId, change, fresh) {
       change.change === "pin" ? name : el("a", { href: historyHash(environmentId, change.kind, change.resource, segments) }, name),
       change.change === "pin" ? "" : change.level, change.change === "pin" ? "" : change.kind, change.change,
       change.version === null || change.version === undefined ? "" : String(change.version),
-      change.author || "", change.session === null || change.session === undefined ? "" : String(change.session),
+      change.author || "", change.session === null || change.session === undefined ? ""
+        : el("a", { class: "session-link", title: String(change.session),  // a deployed session is reached from here
+          href: `${sessionsHash(environmentId)}/${encodeURIComponent(change.session)}` }, String(change.session).slice(0, 8)),
       when(change.created)].map((cell) => el("td", {}, cell)));
 }
 
