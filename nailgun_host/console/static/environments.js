@@ -39,6 +39,9 @@ export const effectiveHash = (environmentId, segments) =>
 export const historyHash = (environmentId, kind, resource, segments) =>
   `${environmentHash(environmentId)}/history/${kind}/${encodeURIComponent(resource)}${segments.length ? "/" + encoded(segments) : ""}`;
 export const sessionsHash = (environmentId) => `${environmentHash(environmentId)}/sessions`;
+export const sessionHash = (environmentId, session) => `${sessionsHash(environmentId)}/${encodeURIComponent(session)}`;
+/** A session's id as pages show it: its first 8 characters (the whole id is the link and its title). */
+export const shortId = (id) => String(id).slice(0, 8);
 export const feedHash = (environmentId) => `${environmentHash(environmentId)}/feed`;
 
 /** Links back up: Environments › Environment N › ... */

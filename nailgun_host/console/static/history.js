@@ -4,7 +4,7 @@
 import { add, api, context, el, errorBox, fill, request, table, when } from "./console.js";
 import {
   MASK, crumbs, displayLevels, documentPath, effectiveHash, feedHash, historyHash, levelsFromDisplay, parseLevels,
-  sessionsHash,
+  sessionHash, sessionsHash, shortId,
 } from "./environments.js";
 
 /** How long one feed request waits for a change (seconds; the API holds at most FEED.max_wait). */
@@ -33,7 +33,7 @@ function feedRow(environmentId, change, fresh) {
       change.version === null || change.version === undefined ? "" : String(change.version),
       change.author || "", change.session === null || change.session === undefined ? ""
         : el("a", { class: "session-link", title: String(change.session),  // a deployed session is reached from here
-          href: `${sessionsHash(environmentId)}/${encodeURIComponent(change.session)}` }, String(change.session).slice(0, 8)),
+          href: sessionHash(environmentId, change.session) }, shortId(change.session)),
       when(change.created)].map((cell) => el("td", {}, cell)));
 }
 
@@ -57,6 +57,7 @@ export async function liveFeed(environmentId, signal, { onChange } = {}) {
   };
   prependChanges(first.changes, false);
   const empty = el("p", { class: "muted feed-empty", hidden: first.changes.length > 0 }, "No change yet.");
+  const changesTable = feedTable(body, { hidden: !first.changes.length });
 
   (async function follow(since) {
     let backoff = 1000;
@@ -85,7 +86,6 @@ export async function liveFeed(environmentId, signal, { onChange } = {}) {
     }
   })(first.revision);
 
-  const changesTable = feedTable(body, { hidden: !first.changes.length });
   return el("section", { class: "feed", id: "feed" }, status, empty, changesTable);
 }
 

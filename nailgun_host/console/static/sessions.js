@@ -4,6 +4,7 @@
 // sessions, so the same pages serve both kinds. Writes carry X-Configuration-Session and are staged; reads with
 // it show the staged state.
 import { add, api, ApiError, context, el, errorBox, fill, json, request, table, when } from "./console.js";
+import { sessionHash, sessionsHash, shortId } from "./environments.js";
 
 const HEADER = "X-Configuration-Session";
 const KINDS = ["values", "overrides"];
@@ -11,9 +12,6 @@ const KINDS = ["values", "overrides"];
 const seg = (value) => encodeURIComponent(String(value));
 const base = (environment) => `/config/environments/${seg(environment)}`;
 const sessionPath = (environment, session) => `${base(environment)}/sessions/${seg(session)}`;
-const sessionsPage = (environment) => `#/environments/${seg(environment)}/sessions`;
-const sessionPage = (environment, session) => `${sessionsPage(environment)}/${seg(session)}`;
-const shortId = (id) => String(id).slice(0, 8);
 
 /** `nodes/5` (raw or decoded segments) as the API's `<levels>` prefix `nodes/5/` (empty: the environment's). */
 function levelsPrefix(levels) {
@@ -30,7 +28,7 @@ const documentPath = (environment, levels, resource, kind) =>
 
 /** The console's routes of a document in a session (editor) and of its history (helper A's page). */
 const editPage = (environment, session, kind, resource, levels) =>
-  `${sessionPage(environment, session)}/edit/${seg(kind)}/${seg(resource)}` +
+  `${sessionHash(environment, session)}/edit/${seg(kind)}/${seg(resource)}` +
   (levels.length ? "/" + levels.map(seg).join("/") : "");
 const historyPage = (environment, kind, resource, levels) =>
   `#/environments/${seg(environment)}/history/${seg(kind)}/${seg(resource)}` +
@@ -86,7 +84,7 @@ function stagedList(documents) {
 function breadcrumbs(environment, ...rest) {
   return el("p", { class: "muted crumbs" },
     el("a", { href: `#/environments/${seg(environment)}` }, `Environment ${environment}`), " / ",
-    el("a", { href: sessionsPage(environment) }, "Sessions"), rest.length ? [" / ", rest] : null);
+    el("a", { href: sessionsHash(environment) }, "Sessions"), rest.length ? [" / ", rest] : null);
 }
 
 // -- #/environments/<id>/sessions -------------------------------------------------------------------------
@@ -109,7 +107,7 @@ async function drawSessions(view, [rawEnvironment], signal) {
       open.disabled = true;
       try {
         const session = await api("POST", `${base(environment)}/configure`);
-        location.hash = sessionPage(environment, session.id);
+        location.hash = sessionHash(environment, session.id);
       } catch (error) {
         fill(status, errorBox(error));
         open.disabled = false;
@@ -123,7 +121,7 @@ async function drawSessions(view, [rawEnvironment], signal) {
     return;
   }
   add(view, table(["Session", "Owner", "State", "Opened", "Expires", "Documents staged"], sessions.map((session) => [
-    el("a", { href: sessionPage(environment, session.id), class: "mono session-link" }, shortId(session.id)),
+    el("a", { href: sessionHash(environment, session.id), class: "mono session-link" }, shortId(session.id)),
     session.user_id, stateBadge(session.state), when(session.created), when(session.expires),
     stagedList(session.documents)]), { class: "sessions" }));
 }
@@ -401,7 +399,7 @@ async function drawEditor(view, [rawEnvironment, rawSession, rawKind, rawResourc
   const [session, definition] = await Promise.all([
     loadSession(environment, id, signal), api("GET", `/config/resource_definitions/${seg(resource)}`, { signal })]);
   const where = levels.length ? "/" + levels.join("/") + "/" : "/";
-  const back = sessionPage(environment, id);
+  const back = sessionHash(environment, id);
   add(view,
     el("h1", {}, `Edit the ${kind} of ${definition.name} at ${where}`),
     breadcrumbs(environment, el("a", { href: back, class: "mono" }, shortId(id)), " / edit"));
@@ -455,7 +453,7 @@ async function drawEditor(view, [rawEnvironment, rawSession, rawKind, rawResourc
       const box = errorBox(error);
       box.classList.add("api");
       if (error.status === 412) add(box, el("p", {}, "The document changed since this page read it: reload it."));
-      if (ended) add(box, el("p", {}, "Open a new session from ", el("a", { href: sessionsPage(environment) }, "the sessions"), " to stage a change."));
+      if (ended) add(box, el("p", {}, "Open a new session from ", el("a", { href: sessionsHash(environment) }, "the sessions"), " to stage a change."));
       add(problems, box);
     }
   } },
