@@ -7,6 +7,7 @@ error, so a failed request leaves the database as it was.
 import contextlib
 import os
 import threading
+import time
 
 import sqlalchemy as sa
 from sqlalchemy import event, orm
@@ -84,6 +85,37 @@ def _sqlite_pragmas(dbapi_connection, _record):
     cursor.close()
 
 
+#: connections a process keeps open for its requests: the production recipe's 8 threads and a few more. Beyond this
+#: many at once the pool opens more and closes them again after use: on PostgreSQL a new server process each time,
+#: on SQLite the file opened and its pragmas run again (SQLAlchemy's default kept 5: a tenth of a computed read)
+POOL_SIZE = 10
+#: a pooled PostgreSQL connection that has not been used for this long is pinged before a request takes it. One used
+#: moments ago is alive, unless the server restarted meanwhile: the request that finds it so answers 503 (Retry-After),
+#: and the pool connects anew. Pinging every checkout cost a round trip per request.
+PING_AFTER_IDLE = 1.0
+
+
+def _ping_when_idle(engine):
+    """Ping a pooled connection before a request takes it only if it sat idle ``PING_AFTER_IDLE`` or longer."""
+
+    def used(_dbapi_connection, record, *_proxy):
+        record.info["used_at"] = time.monotonic()
+
+    def checkout(dbapi_connection, record, _proxy):
+        used_at = record.info.get("used_at")
+        if used_at is not None and time.monotonic() - used_at < PING_AFTER_IDLE:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except engine.dialect.loaded_dbapi.Error as exc:  # closed by the server: the pool drops it, connects anew
+            raise sa.exc.DisconnectionError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+
+    event.listen(engine, "connect", used)
+    event.listen(engine, "checkin", used)
+    event.listen(engine, "checkout", checkout)
+    return engine
+
+
 def make_engine(url, autocommit=False):
     """An engine for ``url``; SQLite gets foreign keys, WAL and thread sharing.
 
@@ -94,12 +126,16 @@ def make_engine(url, autocommit=False):
     if url.get_backend_name() == "sqlite":
         if url.database and url.database != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(url.database)), exist_ok=True)
+            if not autocommit:
+                options["pool_size"] = POOL_SIZE
         engine = sa.create_engine(url, connect_args={"check_same_thread": False}, hide_parameters=True, **options)
         event.listen(engine, "connect", _sqlite_pragmas)
         if not autocommit:
             event.listen(engine, "begin", _sqlite_begin)
         return engine
-    return sa.create_engine(url, pool_pre_ping=not autocommit, hide_parameters=True, **options)
+    if autocommit:
+        return sa.create_engine(url, hide_parameters=True, **options)
+    return _ping_when_idle(sa.create_engine(url, pool_size=POOL_SIZE, hide_parameters=True, **options))
 
 
 def configure(url):
