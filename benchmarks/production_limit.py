@@ -19,7 +19,12 @@ cProfile of that loop.
 
     python benchmarks/production_limit.py [--pg-url postgresql+psycopg://USER:PASSWORD@127.0.0.1/postgres] \\
         [--seconds 3] [--rounds 3] [--connections 8] [--sizes 1KB 39KB 1MB] [--token] [--override JSON] \\
-        [--in-process [--profile]]
+        [--what-if skip-layers|skip-checked-layers] [--in-process [--profile]]
+
+``--what-if`` serves ``what_if.py``'s ceilings in place of ours: the layers between the request log and the read
+cache skipped for a request seen before (``skip-layers``: unsound on purpose, what a design remembering their
+decisions could reach at most; ``skip-checked-layers``: the credential and the read rule still asked each time).
+With ``--override '{"READ_CACHE": {"lease_ms": 500}}'`` as well, what is left once the lease's statements are gone.
 """
 import argparse
 import atexit
@@ -45,6 +50,7 @@ from servers import ROOT, database
 sys.path.insert(0, ROOT)
 
 SCRATCH_DB = "nailgun_production_limit_bench"
+HERE = os.path.dirname(os.path.abspath(__file__))
 USER, PASSWORD = "reader", "bench-password"
 SIZES = {"1KB": "1 KB", "39KB": "39 KB", "1MB": "1 MB"}
 NODES = 10
@@ -108,7 +114,9 @@ def over_http(args):
             env = production_settings(directory, db_url, json.loads(args.override or "{}"))
             subprocess.run([sys.executable, "-c", "from nailgun_host.db import migration; migration.syncdb({0!r})"
                             .format(db_url)], check=True, cwd=ROOT)
-            with waitress("nailgun_host.wsgi:application", env) as ours:
+            served = ("what_if:application", HERE) if args.what_if else ("nailgun_host.wsgi:application", ROOT)
+            env["NAILGUN_WHAT_IF"] = args.what_if or ""
+            with waitress(served[0], env, cwd=served[1]) as ours:
                 http = requests.Session()
                 http.headers["Authorization"] = basic()
 
@@ -156,7 +164,7 @@ def over_http(args):
                         median(run["cpu_us"] for run in ours_runs), median(run["cpu_us"] for run in limit_runs)),
                         flush=True)
     print("load average:", load_average(), "| credential:", "token" if args.token else "Basic",
-          "| settings override:", args.override or "none")
+          "| settings override:", args.override or "none", "| what if:", args.what_if or "none")
 
 
 # -- in process -----------------------------------------------------------------------------------
@@ -280,9 +288,13 @@ def main(argv=None):
     parser.add_argument("--no-sqlite", action="store_true", help="only PostgreSQL")
     parser.add_argument("--override", help='settings sections replaced, JSON (to tell what a part costs), e.g. '
                         '\'{"LOG": {"level": "WARNING"}}\' or \'{"READ_CACHE": {"lease_ms": 500}}\'')
+    parser.add_argument("--what-if", choices=("skip-layers", "skip-checked-layers"),
+                        help="serve what_if.py's ceiling instead (not a server to run: see what_if.py)")
     parser.add_argument("--in-process", action="store_true", help="µs per replayed GET, calling the application")
     parser.add_argument("--profile", action="store_true", help="with --in-process: cProfile of the loop")
     args = parser.parse_args(argv)
+    if args.in_process and args.what_if:
+        parser.error("--what-if serves over HTTP: not with --in-process")
     if args.in_process:
         return in_process(args)
     return over_http(args)
