@@ -86,17 +86,21 @@ def _sqlite_pragmas(dbapi_connection, _record):
 
 
 #: connections a process keeps open for its requests: the production recipe's 8 threads and a few more. Beyond this
-#: many at once the pool opens more and closes them again after use: on PostgreSQL a new server process each time,
-#: on SQLite the file opened and its pragmas run again (SQLAlchemy's default kept 5: a tenth of a computed read)
-POOL_SIZE = 10
+#: many at once the pool opens up to ``POOL_OVERFLOW`` more and closes them again after use: on PostgreSQL a new
+#: server process each time, on SQLite the file opened and its pragmas run again (SQLAlchemy's default kept 5: a
+#: tenth of a computed read). 15 at most, as before (5 and 10 then).
+POOL_SIZE, POOL_OVERFLOW = 10, 5
 #: a pooled PostgreSQL connection that has not been used for this long is pinged before a request takes it. One used
 #: moments ago is alive, unless the server restarted meanwhile: the request that finds it so answers 503 (Retry-After),
-#: and the pool connects anew. Pinging every checkout cost a round trip per request.
+#: and the pool connects anew. Pinging every checkout cost a round trip per request. The pool hands out the connection
+#: used last (``pool_use_lifo``), so under load the same few stay in use and are not pinged.
 PING_AFTER_IDLE = 1.0
 
 
 def _ping_when_idle(engine):
-    """Ping a pooled connection before a request takes it only if it sat idle ``PING_AFTER_IDLE`` or longer."""
+    """Ping a pooled connection before a request takes it only if it sat idle ``PING_AFTER_IDLE`` or longer; one the
+    server closed makes the pool drop every connection opened before (as ``pool_pre_ping`` did), another that fails
+    its ping is replaced alone."""
 
     def used(_dbapi_connection, record, *_proxy):
         record.info["used_at"] = time.monotonic()
@@ -107,8 +111,11 @@ def _ping_when_idle(engine):
             return
         try:
             engine.dialect.do_ping(dbapi_connection)
-        except engine.dialect.loaded_dbapi.Error as exc:  # closed by the server: the pool drops it, connects anew
-            raise sa.exc.DisconnectionError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+        except engine.dialect.loaded_dbapi.Error as exc:  # the pool drops it and connects anew
+            said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if engine.dialect.is_disconnect(exc, dbapi_connection, None):  # the server restarted: so did the others
+                raise sa.exc.InvalidatePoolError(said) from exc
+            raise sa.exc.DisconnectionError(said) from exc
 
     event.listen(engine, "connect", used)
     event.listen(engine, "checkin", used)
@@ -127,7 +134,7 @@ def make_engine(url, autocommit=False):
         if url.database and url.database != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(url.database)), exist_ok=True)
             if not autocommit:
-                options["pool_size"] = POOL_SIZE
+                options.update(pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
         engine = sa.create_engine(url, connect_args={"check_same_thread": False}, hide_parameters=True, **options)
         event.listen(engine, "connect", _sqlite_pragmas)
         if not autocommit:
@@ -135,7 +142,8 @@ def make_engine(url, autocommit=False):
         return engine
     if autocommit:
         return sa.create_engine(url, hide_parameters=True, **options)
-    return _ping_when_idle(sa.create_engine(url, pool_size=POOL_SIZE, hide_parameters=True, **options))
+    return _ping_when_idle(sa.create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW, pool_use_lifo=True,
+                                            hide_parameters=True, **options))
 
 
 def configure(url):

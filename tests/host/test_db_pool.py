@@ -34,16 +34,13 @@ def _backend(engine):
         return connection.execute(sa.text("SELECT pg_backend_pid()")).scalar()
 
 
-def _terminate(db_url, pid):
+def _terminate(db_url, *pids):
+    """The server processes ``pids`` ended by PostgreSQL (as a restart would), waited for."""
     other = sa.create_engine(db_url)
     try:
         with other.begin() as connection:
-            assert connection.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid}).scalar()
-            # gone once the server no longer lists it
-            for _ in range(100):
-                if not connection.execute(sa.text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"),
-                                          {"pid": pid}).scalar():
-                    break
+            for pid in pids:
+                assert connection.execute(sa.text("SELECT pg_terminate_backend(:pid, 5000)"), {"pid": pid}).scalar()
     finally:
         other.dispose()
 
@@ -59,10 +56,13 @@ def test_the_production_recipes_threads_each_keep_a_connection(migrated_db):
     def count(*_):
         connected.append(1)
 
+    done = []
+
     def request(together):
         with engine.connect() as connection:
             together.wait(10)  # all eight hold a connection at once
             connection.execute(sa.text("SELECT 1"))
+        done.append(1)
 
     sa.event.listen(engine, "connect", count)
     try:
@@ -76,13 +76,15 @@ def test_the_production_recipes_threads_each_keep_a_connection(migrated_db):
             for thread in threads:
                 thread.join(20)
             opened.append(len(connected))
+        assert len(done) == 16
         assert opened == [8, 0]
     finally:
         sa.event.remove(engine, "connect", count)
         engine.dispose()
 
 
-def test_a_connection_used_moments_ago_is_not_pinged(engine, pings):
+def test_a_connection_used_moments_ago_is_not_pinged(engine, pings, monkeypatch):
+    monkeypatch.setattr(host_db, "PING_AFTER_IDLE", 60.0)  # "moments" on a machine that may stall
     _backend(engine)
     pings.clear()
     for _ in range(3):
@@ -124,3 +126,20 @@ def test_a_connection_closed_moments_after_its_use_fails_one_request_with_retry_
     assert failed.json["message"]
     assert app.get("/api/v1/clusters/").status_int == 200
     assert _backend(engine) != pid
+
+
+def test_a_ping_that_finds_the_server_restarted_renews_every_pooled_connection(engine, db_url, monkeypatch):
+    """As ``pool_pre_ping`` did: the other pooled connections of the restarted server are not handed out either,
+    pinged or not."""
+    engine.dispose()
+    first, second = engine.connect(), engine.connect()
+    pids = [connection.execute(sa.text("SELECT pg_backend_pid()")).scalar() for connection in (first, second)]
+    first.close()
+    second.close()
+    _terminate(db_url, *pids)
+    monkeypatch.setattr(host_db, "PING_AFTER_IDLE", 0.0)
+    with engine.connect() as pinged:
+        monkeypatch.setattr(host_db, "PING_AFTER_IDLE", 3600.0)  # the next is not pinged
+        with engine.connect() as other:
+            found = {connection.execute(sa.text("SELECT pg_backend_pid()")).scalar() for connection in (pinged, other)}
+    assert len(found) == 2 and not found & set(pids)
