@@ -122,14 +122,14 @@ def error_response(exc):
     if isinstance(exc, sqlalchemy.exc.IntegrityError):
         # The database's words name tables and constraints (and its DETAIL line, values):
         # the client gets none of them, the log only the first line, without SQL or parameters.
-        LOG.debug("Integrity error in %s %s: %s", web.ctx.method, web.ctx.path, str(exc.orig).splitlines()[0])
+        LOG.debug("Integrity error in %s %s: %s", web.ctx.method, web.ctx.path, errors.first_line(exc))
         return _json_error(409, "The request conflicts with the stored data")
     if isinstance(exc, _DATABASE_FAULTS):
         return _database_fault(exc)
     if isinstance(exc, OverflowError):  # SQLite's DataError: a number beyond its 64-bit integers
         return _json_error(400, "The request contains invalid data", [str(exc)])
     if isinstance(exc, sqlalchemy.exc.DataError):
-        return _json_error(400, "The request contains invalid data", [str(exc.orig).splitlines()[0]])
+        return _json_error(400, "The request contains invalid data", [errors.first_line(exc)])
     LOG.error("Unhandled error in %s %s", web.ctx.method, web.ctx.path, exc_info=exc)
     return _json_error(500, "Internal server error")
 
@@ -143,7 +143,7 @@ def _database_fault(exc):
     fault, _state = migration.check_database(get_engine())
     if fault is None and not isinstance(exc, sqlalchemy.exc.ProgrammingError):
         LOG.warning("Database error in %s %s: %s", web.ctx.method, web.ctx.path,
-                    str(getattr(exc, "orig", exc)).splitlines()[0])
+                    errors.first_line(exc))
         fault = errors.ServiceUnavailable(migration.UNAVAILABLE_MESSAGE)
     if fault is None:
         LOG.error("Unhandled error in %s %s", web.ctx.method, web.ctx.path, exc_info=exc)
@@ -156,14 +156,14 @@ def _rollback():
     try:
         db.rollback()
     except sqlalchemy.exc.SQLAlchemyError as exc:
-        LOG.warning("Rollback failed: %s", str(getattr(exc, "orig", exc)).splitlines()[0])
+        LOG.warning("Rollback failed: %s", errors.first_line(exc))
 
 
 def _remove():
     try:
         db.remove()
     except sqlalchemy.exc.SQLAlchemyError as exc:
-        LOG.warning("Closing the session failed: %s", str(getattr(exc, "orig", exc)).splitlines()[0])
+        LOG.warning("Closing the session failed: %s", errors.first_line(exc))
 
 
 def handle_request(handler):

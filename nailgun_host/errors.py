@@ -5,7 +5,7 @@ Raise them anywhere below a handler; the request processor turns them into
 """
 from nailgun_platform.errors import (  # noqa: F401 (re-exported)
     AlreadyExists, Conflict, InvalidData, MethodNotAllowed, NailgunError, NotAllowed, ObjectNotFound,
-    PreconditionFailed, RequestTooLarge, ServiceUnavailable, Unauthorized, UnsupportedMediaType)
+    PreconditionFailed, RequestTooLarge, ServiceUnavailable, Unauthorized, UnsupportedMediaType, first_line)
 
 
 class CannotAssignIP(InvalidData):

@@ -278,7 +278,7 @@ def flush(engine=None):
         _tally.give_back(counts)
         LOG.log(logging.DEBUG if _flush_failed else logging.WARNING,
                 "Cannot add this process's request counts to the database; they wait: %s",
-                str(getattr(exc, "orig", exc)).splitlines()[0])
+                errors.first_line(exc))
         _flush_failed = True
         return False
     _flush_failed = False

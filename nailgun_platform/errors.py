@@ -8,6 +8,15 @@ Raise them anywhere below a handler; the request processor turns them into
 """
 
 
+def first_line(error):
+    """The first line of what ``error`` says (for SQLAlchemy's, of the driver's error it wraps), else its type's
+    name: for a log line or an answer, without the statement, parameters and details a driver's message goes on
+    with. An empty message has no first line to take."""
+    said = getattr(error, "orig", None) or error
+    lines = str(said).strip().splitlines()
+    return lines[0] if lines else type(said).__name__
+
+
 class NailgunError(Exception):
     status = 500
 

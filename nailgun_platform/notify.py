@@ -15,7 +15,7 @@ import threading
 
 import sqlalchemy as sa
 
-from nailgun_platform import hosting
+from nailgun_platform import errors, hosting
 
 LOG = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ class Listener:
             except Exception as exc:  # the database went away: wait, reconnect, wake everyone
                 self.connected.clear()
                 LOG.warning("Notification listener lost its database (%s); reconnecting in %.1f s",
-                            str(exc).splitlines()[0] if str(exc) else type(exc).__name__, backoff)
+                            errors.first_line(exc), backoff)
                 self._stopped.wait(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
             else:

@@ -33,6 +33,8 @@ def check_if_match(current, header=None):
 
 
 class ConfigHandler(BaseHandler):
+    #: no ConfigDB read writes (``BaseHandler.reads_only``)
+    reads_only = True
     #: answers besides 2xx and errors, for the OpenAPI description
     other_responses = {"GET": {"304": "Not modified: the client's If-None-Match has the ETag"}}
 

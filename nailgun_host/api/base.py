@@ -18,6 +18,7 @@ import urllib.parse
 import web
 
 from nailgun_host import auth, errors, policy, validation
+from nailgun_host.db import only_reads
 from nailgun_host.objects import task as task_obj
 from nailgun_host.settings import settings
 from nailgun_platform import secrets as platform_secrets
@@ -315,6 +316,9 @@ class BaseHandler:
 
     #: answers without an identity (``version``, ``health``): the middleware lets them through
     public = False
+    #: its GET and HEAD write nothing: on PostgreSQL they run without a transaction, and a write is refused
+    #: (``nailgun_host.db.only_reads``); a read that creates what it finds missing keeps the default
+    reads_only = False
     #: the policy rule of a method, where it is not ``nailgun:read`` (GET, HEAD, OPTIONS) or
     #: ``nailgun:write`` (every other method), e.g. ``{"DELETE": policy.ADMIN}``
     policy_rules = {}
@@ -325,6 +329,8 @@ class BaseHandler:
     request_media_types = {}
 
     def __init__(self):
+        if self.reads_only:
+            only_reads()
         if not self.public:
             policy.authorize(self.policy_rule(web.ctx.method), identity())
 

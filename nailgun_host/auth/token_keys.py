@@ -25,8 +25,9 @@ import time
 import sqlalchemy as sa
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
+from nailgun_host import errors
 from nailgun_host.auth import AuthenticationFailed, AuthenticationUnavailable
-from nailgun_host.db import expect_writes, get_engine
+from nailgun_host.db import get_engine, reading, writing
 from nailgun_host.db.models import TokenKey, TokenRevocation
 from nailgun_platform import clock
 
@@ -49,9 +50,8 @@ def _new_key():
 
 
 def _create_first_key(engine):
-    expect_writes(True)
     try:
-        with engine.begin() as connection:
+        with writing(engine) as connection:
             connection.execute(sa.insert(_KEYS), {"id": 1, "key": _new_key(),
                                                   "superseded_at": None})
     except sa.exc.IntegrityError:
@@ -61,8 +61,7 @@ def _create_first_key(engine):
 def _load(engine):
     """The keys (primary first) and revocations of the database; the first key made when there is none."""
     for _attempt in range(2):
-        expect_writes(False)  # SQLite: a read, without the write lock
-        with engine.connect() as connection:
+        with reading(engine) as connection:
             keys = connection.execute(sa.select(_KEYS.c.key).order_by(_KEYS.c.id.desc())).scalars().all()
             revoked = frozenset(tuple(row) for row in connection.execute(
                 sa.select(_REVOCATIONS.c.user_name, _REVOCATIONS.c.password_fingerprint)))
@@ -92,7 +91,7 @@ class TokenKeys:
                     copy = self._copy = _load(engine)
                 except sa.exc.SQLAlchemyError as exc:
                     raise AuthenticationUnavailable("the token keys cannot be read from the database: {0}".format(
-                        str(getattr(exc, "orig", exc)).splitlines()[0]))
+                        errors.first_line(exc)))
             return copy
 
     def sign(self, payload):

@@ -5,7 +5,7 @@ import os
 
 import sqlalchemy.exc
 
-from nailgun_host import db
+from nailgun_host import db, errors
 from nailgun_host.cmd import startup
 from nailgun_host.cmd.startup import StartupError
 from nailgun_host.db import migration
@@ -20,7 +20,7 @@ def _migrated_database(url):
     try:
         late = migration.behind(migration.read_status(url))
     except sqlalchemy.exc.DBAPIError as exc:
-        raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
+        raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), errors.first_line(exc)))
     if late:
         raise StartupError("the database {0} is not migrated ({1} not at the head): run nailgun-syncdb".format(
             startup.shown(url), ", ".join(late)))
@@ -96,7 +96,7 @@ def main(args):
     except (keys.KeyRepositoryError, keys.KeyManagerUnavailable, keys.UndecryptableValue) as exc:
         raise StartupError(str(exc))
     except sqlalchemy.exc.DBAPIError as exc:
-        raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
+        raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), errors.first_line(exc)))
     finally:
         db.db.remove()
 

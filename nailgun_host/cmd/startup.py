@@ -15,7 +15,7 @@ import sqlalchemy.exc
 import yaml
 
 import nailgun_host
-from nailgun_host import db
+from nailgun_host import db, errors
 from nailgun_host.db import migration
 from nailgun_host.settings import DEFAULT_FILE, settings
 
@@ -98,7 +98,7 @@ def use_database(url, migrate, refuse_newer=True):
             if refuse_newer:
                 migration.refuse_newer(migration.read_status(url))
     except (sqlalchemy.exc.DBAPIError, alembic.util.CommandError) as exc:
-        raise StartupError("cannot use the database {0}: {1}".format(shown(url), str(exc).splitlines()[0]))
+        raise StartupError("cannot use the database {0}: {1}".format(shown(url), errors.first_line(exc)))
 
 
 def prepare_database(url):
@@ -204,7 +204,7 @@ def on_token_keys(url, doing, change):
         return change(engine)
     except sqlalchemy.exc.DBAPIError as exc:
         raise StartupError("cannot {0} in the database {1} (run nailgun-syncdb if it is not migrated): {2}".format(
-            doing, shown(url), str(exc).splitlines()[0]))
+            doing, shown(url), errors.first_line(exc)))
     finally:
         engine.dispose()
 

@@ -4,7 +4,7 @@ import logging
 
 import sqlalchemy.exc
 
-from nailgun_host import db
+from nailgun_host import db, errors
 from nailgun_host.cmd import startup
 from nailgun_host.cmd.startup import StartupError
 from nailgun_host.db import migration
@@ -51,7 +51,7 @@ def main(args):
     try:
         state = migration.read_status(url)
     except sqlalchemy.exc.DBAPIError as exc:
-        raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), str(exc).splitlines()[0]))
+        raise StartupError("cannot use the database {0}: {1}".format(startup.shown(url), errors.first_line(exc)))
     finally:
         db.db.remove()
     for line in _revision_lines(state):

@@ -3,6 +3,13 @@
 ``db`` is a scoped session: one session per thread, which is one request. The
 request processor commits it when the request succeeds and rolls it back on any
 error, so a failed request leaves the database as it was.
+
+A GET or HEAD whose handler writes nothing (``only_reads``: ``BaseHandler.reads_only``) can write nothing: a
+statement other than a ``SELECT`` is refused before it is sent (``WriteInARead``). So on PostgreSQL it runs its
+statements without a transaction (autocommit): PostgreSQL's isolation, READ COMMITTED, gives each statement a snapshot
+of its own inside a transaction too, so a read's ``BEGIN`` and ``COMMIT`` decided nothing and cost two round trips, a
+sixth of a computed ConfigDB read. (On SQLite a read's transaction is its snapshot, and costs no round trip: it stays.)
+Other reads keep their transaction: some create what they find missing (the admin network, on first use).
 """
 import contextlib
 import os
@@ -18,7 +25,19 @@ from nailgun_host.validation import parse_id
 from nailgun_platform import hosting
 from nailgun_platform.read_cache import StatementFailed
 
-db = orm.scoped_session(orm.sessionmaker(autoflush=True, expire_on_commit=False))
+
+
+class _RequestSession(orm.Session):
+    """The session of a request: on ``_reading`` while the request only reads (module)."""
+
+    def get_bind(self, *args, **kwargs):
+        bind = super().get_bind(*args, **kwargs)
+        if bind is _engine and getattr(_request, "reads_only", False):
+            return _reading
+        return bind
+
+
+db = orm.scoped_session(orm.sessionmaker(class_=_RequestSession, autoflush=True, expire_on_commit=False))
 
 #: JSON documents: JSONB on PostgreSQL, JSON text elsewhere.
 JSONType = sa.JSON().with_variant(JSONB(), "postgresql")
@@ -46,30 +65,64 @@ def get_or_404(model, object_id, message=None, lock=False):
 
 
 _engine = None
+#: ``_engine`` for the requests that only read (``only_reads``): without transactions on PostgreSQL, refusing writes
+_reading = None
 _request = threading.local()
 
 
+class WriteInARead(RuntimeError):
+    """A request that only reads sent a statement that writes (a bug: see the module)."""
+
+
 def expect_writes(flag):
-    """Tell SQLite whether this thread's next transactions may write.
+    """Tell the database whether this thread's request may write.
 
     A deferred SQLite transaction that reads and then writes can deadlock with another
     one (``database is locked``); those that may write take the write lock up front
     (``BEGIN IMMEDIATE``) and wait their turn instead. Reads stay concurrent.
     """
     _request.writes = flag
+    _request.reads_only = False
+
+
+def only_reads():
+    """This request's statements only read from now on (module): taken by a request that expects no writes and has
+    not used its session yet; another keeps its transaction."""
+    if not getattr(_request, "writes", True) and not db().in_transaction():
+        _request.reads_only = True
 
 
 @contextlib.contextmanager
 def writing(engine):
     """A transaction on ``engine`` of its own that writes, whatever this thread's request expects (on SQLite it
     takes the write lock up front, as ``expect_writes(True)`` makes it)."""
+    with _expecting(True), engine.begin() as connection:
+        yield connection
+
+
+@contextlib.contextmanager
+def reading(engine):
+    """A connection to ``engine`` of its own that only reads, whatever this thread's request expects (on SQLite
+    its transaction leaves the write lock to writers)."""
+    with _expecting(False), engine.connect() as connection:
+        yield connection
+
+
+@contextlib.contextmanager
+def _expecting(writes):
     expected = getattr(_request, "writes", True)
-    _request.writes = True
+    _request.writes = writes
     try:
-        with engine.begin() as connection:
-            yield connection
+        yield
     finally:
         _request.writes = expected
+
+
+def _refuse_writes(_connection, _cursor, statement, _parameters, context, _executemany):
+    """``before_cursor_execute`` of ``_reading``: only a ``SELECT`` goes out, and SQLite's deferred ``BEGIN``."""
+    if context.isinsert or context.isupdate or context.isdelete or (
+            statement.lstrip()[:6].upper() != "SELECT" and statement != "BEGIN"):
+        raise WriteInARead("a request that only reads cannot run: {0}".format(statement.lstrip()[:60]))
 
 
 def _sqlite_begin(connection):
@@ -112,7 +165,7 @@ def _ping_when_idle(engine):
         try:
             engine.dialect.do_ping(dbapi_connection)
         except engine.dialect.loaded_dbapi.Error as exc:  # the pool drops it and connects anew
-            said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            said = errors.first_line(exc)
             if engine.dialect.is_disconnect(exc, dbapi_connection, None):  # the server restarted: so did the others
                 raise sa.exc.InvalidatePoolError(said) from exc
             raise sa.exc.DisconnectionError(said) from exc
@@ -148,11 +201,15 @@ def make_engine(url, autocommit=False):
 
 def configure(url):
     """Bind the shared session to the database at ``url`` (replacing any earlier one)."""
-    global _engine
+    global _engine, _reading
     db.remove()
     if _engine is not None:
         _engine.dispose()
     _engine = make_engine(url)
+    # the same pool; SQLite's read transactions stay (they are its snapshots, and cost no round trip)
+    _reading = _engine.execution_options(**({"isolation_level": "AUTOCOMMIT"}
+                                            if _engine.dialect.name == "postgresql" else {}))
+    event.listen(_reading, "before_cursor_execute", _refuse_writes)
     db.configure(bind=_engine)
     return _engine
 
@@ -219,8 +276,7 @@ class StatementReader:
             local = self._state(engine)
             connection = local.connection or engine.raw_connection()
         except sa.exc.DBAPIError as exc:  # cannot connect
-            raise StatementFailed(str(exc.orig).splitlines()[0] if str(exc.orig) else type(exc.orig).__name__) \
-                from exc
+            raise StatementFailed(errors.first_line(exc)) from exc
         known = local.compiled.get(statement)
         if known is None:
             compiled = statement.compile(dialect=engine.dialect)
@@ -242,7 +298,7 @@ class StatementReader:
         except engine.dialect.loaded_dbapi.Error as exc:
             connection.invalidate()
             local.engine = None
-            raise StatementFailed(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+            raise StatementFailed(errors.first_line(exc)) from exc
         finally:
             if connection is not local.connection:
                 connection.close()  # back to the engine's pool

@@ -261,7 +261,7 @@ def check_database(engine):
         with engine.connect() as connection:
             state = status(connection)
     except sqlalchemy.exc.SQLAlchemyError as exc:
-        LOG.warning("The database is unavailable: %s", str(getattr(exc, "orig", exc)).splitlines()[0])
+        LOG.warning("The database is unavailable: %s", errors.first_line(exc))
         return errors.ServiceUnavailable(UNAVAILABLE_MESSAGE), None
     if unknown(state):
         return errors.ServiceUnavailable(NEWER_MESSAGE, _newer_parts(state)), state

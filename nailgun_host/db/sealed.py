@@ -49,7 +49,7 @@ def check_keys_at_start(engine):
         check_keys(engine)
     except sa.exc.DBAPIError as exc:
         LOG.warning("The database does not answer (%s): the secrets' keys are checked at the first request",
-                    str(getattr(exc, "orig", exc)).splitlines()[0])
+                    errors.first_line(exc))
         return
     except keys.KeyManagerUnavailable as exc:
         LOG.warning("%s: the secrets' keys are checked again in the background", exc)

@@ -28,7 +28,7 @@ from keystoneauth1.identity import v3
 from oslo_config import cfg
 from oslo_context import context as oslo_context
 
-from nailgun_platform import secrets
+from nailgun_platform import errors, secrets
 from nailgun_platform.secrets import keys
 
 LOG = logging.getLogger(__name__)
@@ -178,4 +178,4 @@ class KeyManager:
             raise
         except Exception as exc:  # castellan passes some of keystoneauth1's and barbicanclient's errors through
             raise keys.KeyManagerUnavailable("The key manager cannot be used now: {0}".format(
-                str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
+                errors.first_line(exc))) from None

@@ -2,7 +2,10 @@
 import socket
 
 import pytest
+import sqlalchemy as sa
+from hypothesis import given, strategies as st
 
+from nailgun_host.errors import first_line
 from nailgun_host.settings import settings
 
 
@@ -176,3 +179,14 @@ def test_a_request_that_loses_a_race_in_the_database_answers_409(app, env, monke
     assert resp.json == {"message": "The request collided with a concurrent one; nothing was changed: try again",
                          "errors": []}
     assert resp.headers["Retry-After"] == "1"
+
+
+@given(st.text())
+def test_an_errors_first_line_is_one_line_whatever_it_says(text):
+    """``first_line`` (what logs and answers quote of a database's or a key manager's error) never fails on a
+    message, empty or blank ones included: a handler of an error that raised IndexError itself answered 500."""
+    said = first_line(ValueError(text))
+    assert len(said.splitlines()) == 1
+    assert said == (text.strip().splitlines()[0] if text.strip() else "ValueError")
+    wrapped = sa.exc.OperationalError("SELECT 1", {}, ValueError(text))  # SQLAlchemy's: the driver's error is quoted
+    assert first_line(wrapped) == said
