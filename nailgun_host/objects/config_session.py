@@ -29,7 +29,7 @@ import uuid
 import sqlalchemy as sa
 
 from nailgun_host import errors, extensions
-from nailgun_host.db import db
+from nailgun_host.db import db, get_engine, writing
 from nailgun_host.db.models import (ACTIVE_TASK_STATUSES, CLUSTER_TASK_NAMES, SESSION_SCOPES, Cluster,
                                     ConfigSession, ConfigSessionChange, Task)
 from nailgun_host.settings import settings
@@ -143,13 +143,15 @@ def find(session_id, lock=False):
 
 def _end_alone(session, state, conflicts=None):
     """Move an open ``session`` to ``state`` and commit that alone: the rest of the request is rolled back
-    (nothing it wrote may land with a refusal); a session no longer open is left as it is."""
+    (nothing it wrote may land with a refusal); a session no longer open is left as it is. On a connection of its
+    own: a read that finds its session expired writes this, and a read's own statements write nothing
+    (``nailgun_host.db.only_reads``)."""
     session_id = session.id
     db.rollback()
-    db.execute(sa.update(ConfigSession).where(ConfigSession.id == session_id, ConfigSession.state == "open")
-               .values(state=state, conflicts=conflicts, updated_at=now())
-               .execution_options(synchronize_session=False))
-    db.commit()
+    with writing(get_engine()) as connection:
+        connection.execute(sa.update(ConfigSession.__table__).where(
+            ConfigSession.id == session_id, ConfigSession.state == "open").values(
+            state=state, conflicts=conflicts, updated_at=now()))
     db.refresh(session)
 
 

@@ -395,3 +395,20 @@ def test_staged_writes_deploy_as_their_last_state(app, cdb, setup, writes):
         if place in changed:
             history = cdb.get(env_id, rid, levels=place[0], kind=place[1] + "/history").json
             assert history[-1]["revision"] == start + 1
+
+
+@pytest.mark.parametrize("query", ["", "?effective"])
+def test_a_read_in_an_expired_session_is_403_and_marks_it_expired(app, cdb, setup, session, query):
+    """A read finds its session past its time and ends it: written on a connection of its own, since a ConfigDB read
+    writes nothing itself (``BaseHandler.reads_only``); it answered 500 when the read wrote it."""
+    nova = resources(app)["nova"]
+    cdb.put(setup, nova, {"workers": 1})
+    sid = open_session(app, setup)["id"]
+    session.execute(sa.text("UPDATE config_sessions SET expires_at = created_at"))
+    session.commit()
+    answer = cdb.get(setup, nova, query=query, headers={HEADER: sid}, status=403)
+    assert "expired" in answer.json["message"]
+    assert session.execute(sa.text("SELECT state FROM config_sessions WHERE id = :id"), {"id": sid}).scalar() \
+        == "expired"
+    session.rollback()
+    assert cdb.get(setup, nova, query=query).json == {"workers": 1}

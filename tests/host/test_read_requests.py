@@ -61,6 +61,34 @@ def test_a_read_runs_outside_transactions_on_postgresql_and_in_its_snapshot_on_s
     assert undeclared and {inside for _, inside in undeclared} == {True}
 
 
+#: statements a read may send (``nailgun_host.db._refuse_writes``)
+READS = ["SELECT 1", "  select updated_at, deleted FROM t", "WITH c AS (SELECT 1) SELECT * FROM c",
+         "(SELECT 1 LIMIT 1) UNION (SELECT 2 LIMIT 1)", "BEGIN"]
+#: statements that write, lock or notify: refused
+NOT_READS = ["INSERT INTO t VALUES (1)", "UPDATE t SET a = 1", "DELETE FROM t", "SAVEPOINT s", "BEGIN IMMEDIATE",
+             "SELECT 1 INTO t2", "SELECT pg_notify('a', 'b')", "SELECT nextval('s')", "SELECT setval('s', 1)",
+             "SELECT * FROM t FOR UPDATE", "SELECT * FROM t FOR NO KEY UPDATE", "SELECT * FROM t FOR SHARE",
+             "SELECT * FROM t FOR KEY SHARE", "WITH x AS (UPDATE t SET a = 1 RETURNING a) SELECT * FROM x",
+             "WITH x AS (DELETE FROM t RETURNING a) SELECT * FROM x",
+             "WITH x AS (INSERT INTO t VALUES (1) RETURNING a) SELECT * FROM x"]
+
+
+class _Context:
+    isinsert = isupdate = isdelete = False
+
+
+@pytest.mark.parametrize("statement", READS)
+def test_a_read_may_send_selects(statement):
+    host_db._refuse_writes(None, None, statement, None, _Context(), False)
+
+
+@pytest.mark.parametrize("statement", NOT_READS)
+def test_a_read_may_not_send_what_writes_locks_or_notifies(statement):
+    """Outside a transaction (PostgreSQL) these would stay, or lock nothing, whatever the request did next."""
+    with pytest.raises(host_db.WriteInARead):
+        host_db._refuse_writes(None, None, statement, None, _Context(), False)
+
+
 def _writing_get(monkeypatch, write):
     def GET(_self):
         write()
