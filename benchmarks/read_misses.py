@@ -6,7 +6,8 @@ another's answers replayed.
 One environment level astute of 39 KB (``references.sized_documents``: the real astute.yaml's keys, 72 of its
 leaves secret) and a small document per node; the GET is a node's effective values.
 
-- **replayed vs computed** (wrk, interleaved rounds, ratio per round): the same URL under ``waitress`` with the
+- **replayed vs computed** (wrk, interleaved rounds, ratio per round, and each server's CPU per request, which a busy
+  machine moves less than throughput): the same URL under ``waitress`` with the
   production flags (``references.waitress``), on two servers sharing the database: one as shipped (its answer
   replayed from memory), one with ``READ_CACHE.max_bytes: 0`` (every answer computed). Then, on the first
   server, the first read after a write to the same environment (another node's document), one request at a
@@ -34,7 +35,8 @@ import logging
 import requests
 import yaml
 
-from references import interleaved, load_average, median, ratios, sized_documents, waitress, wrk, WAITRESS_FLAGS
+from references import (interleaved, load_average, median, ratios, sized_documents, waitress, wrk, wrk_with_cpu,
+                        WAITRESS_FLAGS)
 from servers import database, free_port
 
 SCRATCH_DB = "nailgun_read_misses_bench"
@@ -87,7 +89,7 @@ def over_http(db_url, directory, seconds, rounds):
         url = load(cached, sized_documents()["39 KB"])[1]
         size = len(requests.get(cached + url).content)
         found = interleaved({"replayed": cached + url, "computed": uncached + url}, rounds,
-                            lambda target: wrk(target, seconds, 8))
+                            lambda target: wrk_with_cpu(target, seconds, 8))
         http, after_write = requests.Session(), {"replayed": [], "first read after a write": []}
         for number in range(rounds):
             replayed, missed = [], []
@@ -180,13 +182,15 @@ def main(argv=None):
             migration.syncdb(db_url)
             size, found, after_write = over_http(db_url, directory, args.seconds, args.rounds)
         print("\n## {0}: a {1} B effective GET, waitress {2}".format(backend, size, " ".join(WAITRESS_FLAGS)))
-        print("| round | replayed req/s | computed req/s | ratio | replayed ms | first read after a write ms | ratio |")
-        print("|---|---|---|---|---|---|---|")
+        print("| round | replayed req/s | computed req/s | ratio | server CPU µs per request, replayed / computed "
+              "| replayed ms | first read after a write ms | ratio |")
+        print("|---|---|---|---|---|---|---|---|")
         rate_ratios = ratios(found["replayed"], found["computed"])
         latency_ratios = [b / a for a, b in zip(after_write["replayed"], after_write["first read after a write"])]
         for number in range(args.rounds):
-            print("| {0} | {1:.0f} | {2:.0f} | {3:.1f}x | {4:.2f} | {5:.2f} | {6:.1f}x |".format(
+            print("| {0} | {1:.0f} | {2:.0f} | {3:.1f}x | {4:.0f} / {5:.0f} | {6:.2f} | {7:.2f} | {8:.1f}x |".format(
                 number + 1, found["replayed"][number]["rate"], found["computed"][number]["rate"], rate_ratios[number],
+                found["replayed"][number]["cpu_us"], found["computed"][number]["cpu_us"],
                 after_write["replayed"][number], after_write["first read after a write"][number],
                 latency_ratios[number]))
         print("median ratios: {0:.1f}x (throughput), {1:.1f}x (latency after a write)".format(

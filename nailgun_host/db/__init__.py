@@ -34,8 +34,8 @@ class _RequestSession(orm.Session):
 
     def get_bind(self, *args, **kwargs):
         bind = super().get_bind(*args, **kwargs)
-        if bind is _engine and getattr(_request, "reads_only", False):
-            return _reading
+        if getattr(_request, "reads_only", False) and isinstance(bind, sa.engine.Engine):
+            return _reading_copy(bind)
         return bind
 
 
@@ -67,8 +67,9 @@ def get_or_404(model, object_id, message=None, lock=False):
 
 
 _engine = None
-#: ``_engine`` for the requests that only read (``only_reads``): without transactions on PostgreSQL, refusing writes
-_reading = None
+#: an engine and its copy for the requests that only read (``only_reads``): the same pool, without transactions on
+#: PostgreSQL, refusing writes; made for the engine the session is bound to, whoever bound it
+_reading = (None, None)
 _request = threading.local()
 
 
@@ -137,6 +138,19 @@ def _refuse_writes(_connection, _cursor, statement, _parameters, context, _execu
     if context.isinsert or context.isupdate or context.isdelete or not lowered.startswith(_READ_STARTS) or any(
             word in lowered for word in _NOT_IN_A_READ):
         raise WriteInARead("a request that only reads cannot run: {0}".format(statement.lstrip()[:60]))
+
+
+def _reading_copy(engine):
+    """``engine``'s copy for the reads (``_reading``), made at its first read. SQLite's read transactions stay: they
+    are its snapshots, and cost no round trip."""
+    global _reading
+    known, copy = _reading
+    if known is not engine:
+        copy = engine.execution_options(**({"isolation_level": "AUTOCOMMIT"}
+                                           if engine.dialect.name == "postgresql" else {}))
+        event.listen(copy, "before_cursor_execute", _refuse_writes)
+        _reading = (engine, copy)
+    return copy
 
 
 def _sqlite_begin(connection):
@@ -215,15 +229,11 @@ def make_engine(url, autocommit=False):
 
 def configure(url):
     """Bind the shared session to the database at ``url`` (replacing any earlier one)."""
-    global _engine, _reading
+    global _engine
     db.remove()
     if _engine is not None:
         _engine.dispose()
     _engine = make_engine(url)
-    # the same pool; SQLite's read transactions stay (they are its snapshots, and cost no round trip)
-    _reading = _engine.execution_options(**({"isolation_level": "AUTOCOMMIT"}
-                                            if _engine.dialect.name == "postgresql" else {}))
-    event.listen(_reading, "before_cursor_execute", _refuse_writes)
     db.configure(bind=_engine)
     return _engine
 

@@ -137,3 +137,26 @@ def test_reading_and_writing_leave_the_threads_expectation_as_it_was(migrated_db
     finally:
         session.rollback()
         host_db.expect_writes(True)
+
+
+def test_a_read_goes_to_the_engine_the_session_is_bound_to(app, migrated_db, db_url):
+    """Commands, and tests after them, bind the shared session again (``configure``, or an engine put back): a read
+    goes through the engine bound now, never through a copy of one bound before (its database may be another)."""
+    url = _document(app)
+    suites = migrated_db[0]
+    host_db.configure(db_url)  # another engine, the same database, as a command's own would be
+    host_db.db.remove()
+    host_db.get_engine().dispose()
+    host_db._engine = suites  # put back as tests/host/test_key_repository_default.py does
+    host_db.db.configure(bind=suites)
+    seen = []
+
+    def record(*_args):
+        seen.append(1)
+
+    sa.event.listen(suites, "before_cursor_execute", record)
+    try:
+        assert app.get(url).json == {"a": 1, "password": "p"}
+    finally:
+        sa.event.remove(suites, "before_cursor_execute", record)
+    assert seen
