@@ -12,7 +12,7 @@ from nailgun_host.api.base import (MASKED_HEADER, BaseHandler, CollectionHandler
                                    authorize, authorize_changing_secrets, authorize_declassified, flag_param, id_param,
                                    query, respond_with_task, route, sees_secrets, set_status, shown)
 from nailgun_host.api.config_sessions import request_session, session_routes
-from nailgun_host.db import Base, JSONType, db, get_or_404
+from nailgun_host.db import Base, JSONType, db, get_or_404, read_rows
 from nailgun_host.db.migration import run_env
 from nailgun_host.db.models import Cluster, IPAddr, IPAddrRange, NetworkGroup, Node, Release
 from nailgun_host.db.sealed import reseal
@@ -45,7 +45,7 @@ __all__ = [
     # who is asking, and what the policy lets them do (the host's rule names: ``policy``)
     "author", "policy", "allowed", "authorize", "sees_secrets", "authorize_changing_secrets", "authorize_declassified",
     # the shared session, the tables, migrations, resealing
-    "db", "Base", "JSONType", "get_or_404", "run_env", "reseal",
+    "db", "read_rows", "Base", "JSONType", "get_or_404", "run_env", "reseal",
     "Cluster", "IPAddr", "IPAddrRange", "NetworkGroup", "Node", "Release",
     # core objects: every change of a core object's state goes through them
     "attributes_obj", "cluster_obj", "network_obj", "node_obj", "nodegroup_obj", "release_obj", "task_obj", "attribute_values", "merge_dicts", "value_secrets", "parse_version",

@@ -206,8 +206,8 @@ def env(app):
 
 
 class QueryCounter:
-    """Counts the SQL statements the engine executes while active, and those of the read cache's
-    fingerprints (``host_db.statement_reader``, which runs them on connections of its own)."""
+    """Counts the SQL statements the engine executes while active, and those of ``host_db.statement_reader`` (the
+    read cache's fingerprints, PostgreSQL's reads), which runs them on connections of its own."""
 
     def __init__(self, engine):
         self.engine = engine
@@ -223,14 +223,20 @@ class QueryCounter:
     @contextlib.contextmanager
     def counting(self):
         self.statements = []
-        fingerprints = host_db.statement_reader.executed
+        reader = host_db.statement_reader
+        run = reader.run
+
+        def recorded(statement, params):
+            self.statements.append(str(statement.compile(dialect=host_db.get_engine().dialect)))
+            return run(statement, params)
+
         sa.event.listen(self.engine, "before_cursor_execute", self._record)
+        reader.run = recorded
         try:
             yield self
         finally:
+            del reader.run
             sa.event.remove(self.engine, "before_cursor_execute", self._record)
-            self.statements += ["SELECT (a read cache fingerprint)"] * (
-                host_db.statement_reader.executed - fingerprints)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import functools
 
 import sqlalchemy as sa
 
-from nailgun_host.public import db, parse_id
+from nailgun_host.public import parse_id, read_rows
 from nailgun_ext_configdb.models import Environment
 from nailgun_ext_configdb.objects import environment as environment_obj
 from nailgun_ext_configdb.objects import levels, pins
@@ -60,7 +60,7 @@ def resolve(environment_id, level_names, ref):
     values = [value for name, value in levels.split(level_names) if name == levels.NODES]
     if len(values) == 1 and levels.valid(level_names):  # a value some database could store
         node, parameters["node"] = levels.node_statement(values[0])
-    rows = db.connection().execute(_statement(by_name, node), parameters).all()
+    rows = read_rows(_statement(by_name, node), **parameters)
     if not rows:
         raise environment_obj.not_found(environment_id)
     first = rows[0]

@@ -14,7 +14,7 @@ import jsonpointer
 import sqlalchemy as sa
 from sqlalchemy import orm
 
-from nailgun_host.public import check_storable, db, errors
+from nailgun_host.public import check_storable, db, errors, read_rows
 from nailgun_platform.public import now, sealing, type_strict_equal
 from nailgun_platform.public import secrets as platform_secrets
 from nailgun_ext_configdb import settings_section
@@ -92,18 +92,31 @@ def of_kind(environment_id, resource_id, kind):
 def heads(environment_id, resource_id, level_paths):
     """What identifies the current content of those documents, without loading it: ``(id, version,
     revision, level_path, kind)`` each, by id."""
-    return db.execute(_HEADS, {"environment_id": environment_id, "resource_id": resource_id,
-                               "level_paths": list(level_paths)}).all()
+    return read_rows(_heads(len(level_paths)), environment_id=environment_id, resource_id=resource_id,
+                     **_paths(level_paths))
 
 
 _DOCUMENTS = Document.__table__.c
-#: which documents ``heads`` reads (the documents of the data source at any of the level paths)
-_MERGED = sa.and_(_DOCUMENTS.environment_id == sa.bindparam("environment_id"),
-                  _DOCUMENTS.resource_definition_id == sa.bindparam("resource_id"),
-                  _DOCUMENTS.level_path.in_(sa.bindparam("level_paths", expanding=True)))
 _HEAD_COLUMNS = (_DOCUMENTS.id, _DOCUMENTS.version, _DOCUMENTS.revision, _DOCUMENTS.level_path, _DOCUMENTS.kind)
-#: ``heads``' statement, built once (every computed read runs it)
-_HEADS = sa.select(*_HEAD_COLUMNS).where(_MERGED).order_by(_DOCUMENTS.id)
+
+
+def _merged(paths):
+    """Which documents ``heads`` reads: the data source's at any of ``paths`` level paths (bound one by one, so that
+    the statement is compiled once per count: ``read_rows``)."""
+    return sa.and_(_DOCUMENTS.environment_id == sa.bindparam("environment_id"),
+                   _DOCUMENTS.resource_definition_id == sa.bindparam("resource_id"),
+                   _DOCUMENTS.level_path.in_([sa.bindparam("prefix_{0}".format(n)) for n in range(paths)]))
+
+
+def _paths(level_paths):
+    """``_merged``'s parameters."""
+    return {"prefix_{0}".format(n): path for n, path in enumerate(level_paths)}
+
+
+@functools.lru_cache(maxsize=None)
+def _heads(paths):
+    """``heads``' statement, built once per count of level paths (every computed read runs one)."""
+    return sa.select(*_HEAD_COLUMNS).where(_merged(paths)).order_by(_DOCUMENTS.id)
 
 
 def holding_and_heads(environment_id, resource_id, level_paths, path, parent, deepest):
@@ -113,18 +126,18 @@ def holding_and_heads(environment_id, resource_id, level_paths, path, parent, de
     the path above it (so at ``path``'s level: the hierarchy names each depth). Both read the unique index that
     leads with (environment, data source, level path): ``path`` is looked up once per data source instead of
     scanning the environment's documents, which at 10,000 nodes took 30 ms for a node stored nothing for."""
-    rows = db.connection().execute(_holding_and_heads(deepest, not parent), {
-        "environment_id": environment_id, "resource_id": resource_id, "level_paths": list(level_paths),
-        "path": path, "under_path": _like_prefix(path + "/"), "under_parent": _like_prefix(parent + "/")}).all()
+    rows = read_rows(_holding_and_heads(deepest, not parent, len(level_paths)), environment_id=environment_id,
+                     resource_id=resource_id, path=path, under_path=_like_prefix(path + "/"),
+                     under_parent=_like_prefix(parent + "/"), **_paths(level_paths))
     return (rows[0].mine, rows[0].level), [row[2:] for row in rows if row.id is not None]
 
 
 @functools.lru_cache(maxsize=None)
-def _holding_and_heads(deepest, top):
+def _holding_and_heads(deepest, top, paths):
     """``holding_and_heads``' statement, built once per shape: ``holding``'s one row, joined to the heads."""
     held = _holding(deepest, top).subquery("held")
     return (sa.select(held.c.mine, held.c.level, *_HEAD_COLUMNS)
-            .select_from(held.outerjoin(Document.__table__, _MERGED)).order_by(_DOCUMENTS.id))
+            .select_from(held.outerjoin(Document.__table__, _merged(paths))).order_by(_DOCUMENTS.id))
 
 
 def current(environment, heads_read):

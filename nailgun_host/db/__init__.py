@@ -7,14 +7,18 @@ error, so a failed request leaves the database as it was.
 A GET or HEAD whose handler writes nothing (``only_reads``: ``BaseHandler.reads_only``) runs on PostgreSQL without a
 transaction (autocommit). Its isolation, READ COMMITTED (set on every connection, whatever the server's default),
 gives each statement a snapshot of its own inside a transaction too, so a read's ``BEGIN`` and ``COMMIT`` decided
-nothing and cost two round trips: 6% of the server's CPU for a computed ConfigDB read, 20% of PostgreSQL's. Outside a
-transaction a write would stay even if the request failed, so such a request's statements are checked before they
-are sent (``_refuse_writes``, on SQLite too): a statement that is not a ``SELECT``, or a ``SELECT`` that writes, locks
+nothing and cost two round trips: 4-6% of the server's CPU for a computed ConfigDB read, 20% of PostgreSQL's. The
+statements a read runs on every request (``read_rows``) go further, to the thread's own connection
+(``statement_reader``), without taking one from the pool. Outside a transaction a write would stay even if the
+request failed, so such a request's statements are checked before they are sent (``_refuse_writes``, on SQLite too;
+the statement reader's when it compiles one): a statement that is not a ``SELECT``, or a ``SELECT`` that writes, locks
 rows or notifies, is refused (``WriteInARead``, a bug). What such a read must write goes through ``writing``, on a
 connection of its own. (On SQLite a read's transaction is its snapshot and costs no round trip: it stays.) Other
 reads keep their transaction: some create what they find missing (the admin network, on first use).
 """
+import collections
 import contextlib
+import functools
 import os
 import threading
 import time
@@ -132,12 +136,18 @@ _NOT_IN_A_READ = ("insert ", "update ", "delete ", " into ", "nextval(", "setval
 
 def _refuse_writes(_connection, _cursor, statement, _parameters, context, _executemany):
     """``before_cursor_execute`` of ``_reading``: only a read goes out, and SQLite's deferred ``BEGIN`` (module)."""
-    if statement == "BEGIN":
-        return
-    lowered = statement.lstrip().lower()
-    if context.isinsert or context.isupdate or context.isdelete or not lowered.startswith(_READ_STARTS) or any(
-            word in lowered for word in _NOT_IN_A_READ):
+    if context.isinsert or context.isupdate or context.isdelete or not _only_reads(statement):
         raise WriteInARead("a request that only reads cannot run: {0}".format(statement.lstrip()[:60]))
+
+
+@functools.lru_cache(maxsize=1024)
+def _only_reads(statement):
+    """Whether the text of ``statement`` only reads (``_READ_STARTS``, ``_NOT_IN_A_READ``): judged once per text, as
+    SQLAlchemy hands a compiled statement's text again each time it runs."""
+    if statement == "BEGIN":
+        return True
+    lowered = statement.lstrip().lower()
+    return lowered.startswith(_READ_STARTS) and not any(word in lowered for word in _NOT_IN_A_READ)
 
 
 def _reading_copy(engine):
@@ -245,13 +255,14 @@ def get_engine():
 
 
 class StatementReader:
-    """Single statements outside any transaction, for the one query a cached read asks on every request
-    (``nailgun_platform.read_cache``); each statement is compiled once per engine.
+    """Single statements outside any transaction: the one query a cached read asks on every request
+    (``nailgun_platform.read_cache``), and on PostgreSQL those of a request that only reads (``read_rows``). Each
+    statement is compiled once per engine and thread, and checked once to only read.
 
-    PostgreSQL: on its thread's own autocommit connection, so no pool checkout, ping, BEGIN or ROLLBACK
-    (each a round trip). SQLite: on a connection of the engine's pool (in autocommit already, and local),
-    so that it is closed and disposed with the engine's: a connection kept apart would outlive the
-    files SQLite shares between connections. A failed statement drops its connection; the next one
+    PostgreSQL: on its thread's own autocommit connection, so no pool checkout, BEGIN or ROLLBACK (each a round
+    trip), and a ping only after it sat idle (``PING_AFTER_IDLE``). SQLite: on a connection of the engine's pool (in
+    autocommit already, and local), so that it is closed and disposed with the engine's: a connection kept apart would
+    outlive the files SQLite shares between connections. A failed statement drops its connection; the next one
     connects again. An in-memory SQLite database, which another connection would not see, has no reader
     (``available`` is False).
     """
@@ -294,42 +305,119 @@ class StatementReader:
         return local
 
     def rows(self, statement, **params):
-        """The rows of ``statement`` (a Core select with named bind parameters), as tuples."""
+        """The rows of ``statement`` (``run``); a database that cannot be asked raises ``StatementFailed``, which the
+        read cache knows."""
+        try:
+            return self.run(statement, params)
+        except sa.exc.DBAPIError as exc:
+            raise StatementFailed(errors.first_line(exc)) from exc
+
+    def run(self, statement, params):
+        """The rows of ``statement`` (a Core select with named bind parameters, none expanding) on the configured
+        engine, as named tuples converted as SQLAlchemy would; a database error is raised as SQLAlchemy raises it.
+
+        A statement that finds its thread's connection closed by the server (a restart) runs once more on a new one:
+        it only reads. So the connection is never pinged: a ping after each idle second cost a round trip per
+        request at a few requests a second, spread over waitress's threads."""
         engine = get_engine()
+        try:
+            return self._run(engine, statement, params)
+        except sa.exc.DBAPIError as exc:
+            if not exc.connection_invalidated or engine.dialect.name == "sqlite":
+                raise
+        return self._run(engine, statement, params)
+
+    def _run(self, engine, statement, params):
         try:
             local = self._state(engine)
             connection = local.connection or engine.raw_connection()
-        except sa.exc.DBAPIError as exc:  # cannot connect
-            raise StatementFailed(errors.first_line(exc)) from exc
+        except engine.dialect.loaded_dbapi.Error as exc:  # the pool hands out the driver's own error
+            raise sa.exc.DBAPIError.instance(None, None, exc, engine.dialect.loaded_dbapi.Error, hide_parameters=True,
+                                             dialect=engine.dialect) from exc
         known = local.compiled.get(statement)
         if known is None:
-            compiled = statement.compile(dialect=engine.dialect)
-            known = local.compiled[statement] = (compiled.string,
-                                                 {name: bind.value for name, bind in compiled.binds.items()},
-                                                 compiled.positiontup if compiled.positional else None)
-        sql, values, order = known
-        values = dict(values, **params)
-        if order is not None:
-            values = [values[name] for name in order]
+            known = local.compiled[statement] = _Compiled(statement, engine.dialect)
+        values = known.parameters(params)
         self.executed += 1
+        cursor = None
         try:
             cursor = connection.cursor()
             try:
-                cursor.execute(sql, values)
-                rows = cursor.fetchall()
+                cursor.execute(known.sql, values)
+                rows = known.rows(cursor)
             finally:
                 cursor.close()
         except engine.dialect.loaded_dbapi.Error as exc:
-            connection.invalidate()
-            local.engine = None
-            raise StatementFailed(errors.first_line(exc)) from exc
+            gone = engine.dialect.is_disconnect(exc, connection.dbapi_connection, cursor)
+            if gone:
+                connection.invalidate()
+                local.engine = None
+            raise sa.exc.DBAPIError.instance(known.sql, values, exc, engine.dialect.loaded_dbapi.Error,
+                                             hide_parameters=True, connection_invalidated=gone,
+                                             dialect=engine.dialect) from exc
         finally:
             if connection is not local.connection:
                 connection.close()  # back to the engine's pool
-        return [tuple(row) for row in rows]
+        return rows
 
 
-#: the process's reader of single statements (``nailgun_platform.read_cache``'s fingerprints)
+class _Compiled:
+    """A statement as ``StatementReader`` runs it: its text, its parameters' defaults and order, and the
+    conversions SQLAlchemy would make of its parameters and of its columns (decided at its first run, from the types
+    the driver reports, as SQLAlchemy decides them; none, for most on PostgreSQL)."""
+
+    def __init__(self, statement, dialect):
+        compiled = statement.compile(dialect=dialect)
+        self.sql = compiled.string
+        if not _only_reads(self.sql):
+            raise WriteInARead("the statement reader only reads: {0}".format(self.sql[:60]))
+        if "POSTCOMPILE" in self.sql:
+            raise ValueError("the statement reader compiles a statement once: no expanding parameters (IN lists)")
+        self._dialect = dialect
+        self._defaults = {name: bind.value for name, bind in compiled.binds.items()}
+        self._order = compiled.positiontup if compiled.positional else None
+        self._binds = {name: processor for name, bind in compiled.binds.items()
+                       if (processor := bind.type.dialect_impl(dialect).bind_processor(dialect)) is not None}
+        self._types = [column.type for column in statement.selected_columns]
+        self._results = ()  # not decided yet; None: no column to convert
+        self._row = collections.namedtuple("Row", statement.selected_columns.keys(),
+                                           rename=True)  # an unnamed column: by position
+
+    def parameters(self, params):
+        values = dict(self._defaults, **params)
+        for name, processor in self._binds.items():
+            values[name] = processor(values[name])
+        return [values[name] for name in self._order] if self._order is not None else values
+
+    def rows(self, cursor):
+        """The rows ``cursor`` fetches, named and converted."""
+        if self._results == ():
+            self._results = [kind.dialect_impl(self._dialect).result_processor(self._dialect, described[1])
+                             for kind, described in zip(self._types, cursor.description)]
+            if not any(self._results):
+                self._results = None
+        make, found = self._row._make, cursor.fetchall()
+        if self._results is None:
+            return [make(row) for row in found]
+        return [make(value if convert is None else convert(value) for convert, value in zip(self._results, row))
+                for row in found]
+
+
+def read_rows(statement, **params):
+    """The rows of a read's ``statement`` (a Core select without expanding parameters), as named tuples.
+
+    In a request that only reads (``only_reads``) on PostgreSQL, on the thread's own connection outside any
+    transaction (``statement_reader``): the request's session would take a connection out of the pool, and put it
+    back, around the same one-statement snapshot: a quarter of a computed ConfigDB read's CPU. Elsewhere in the
+    request's session: on SQLite (its snapshot), in a request that may write, and when a command or a test bound the
+    session to another engine than the configured one."""
+    if getattr(_request, "reads_only", False) and _engine is not None and _engine.dialect.name == "postgresql" and \
+            orm.Session.get_bind(db()) is _engine:
+        return statement_reader.run(statement, params)
+    return db.connection().execute(statement, params).all()
+
+
+#: the process's reader of single statements (the read cache's fingerprints, ``read_rows`` on PostgreSQL)
 statement_reader = StatementReader()
 
 hosting.provide(session=db, engine=get_engine)

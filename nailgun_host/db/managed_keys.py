@@ -17,7 +17,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nailgun_host.db import Base, get_engine, statement_reader, writing
-from nailgun_platform import hosting, read_cache, secrets
+from nailgun_platform import hosting, secrets
 from nailgun_platform.secrets import keys
 
 LOG = logging.getLogger(__name__)
@@ -41,10 +41,8 @@ def refs():
     if not statement_reader.available():
         with get_engine().connect() as connection:
             return dict(connection.execute(_READ).all())
-    try:
-        return dict(statement_reader.rows(_READ))
-    except read_cache.StatementFailed as exc:  # the database is down: what the application answers 503 for
-        raise sa.exc.OperationalError(str(_READ), {}, exc.__cause__ or exc) from exc
+    # a database that is down raises SQLAlchemy's error, which the application answers 503 for
+    return dict(statement_reader.run(_READ, {}))
 
 
 hosting.provide(key_refs=refs)

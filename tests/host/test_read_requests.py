@@ -1,11 +1,17 @@
 """Reads whose handler writes nothing (``BaseHandler.reads_only``: every ConfigDB GET and HEAD): they can write
 nothing, and on PostgreSQL they send no BEGIN or COMMIT (``nailgun_host.db``'s module)."""
+import copy
+import datetime
+
 import pytest
 import sqlalchemy as sa
+import webtest
 
 from nailgun_host import db as host_db
 from nailgun_host.api import releases
+from nailgun_host.app import build_wsgi
 from nailgun_host.db.models import Release
+from nailgun_host.settings import settings
 
 CONFIG = "/api/v1/config"
 #: a release row that could be stored
@@ -160,3 +166,178 @@ def test_a_read_goes_to_the_engine_the_session_is_bound_to(app, migrated_db, db_
     finally:
         sa.event.remove(suites, "before_cursor_execute", record)
     assert seen
+
+
+def _postgresql(db_url):
+    return sa.make_url(db_url).get_backend_name() == "postgresql"
+
+
+def test_a_computed_read_on_postgresql_takes_no_connection_from_the_pool(app, transactions, db_url):
+    """The statements a ConfigDB read runs on every request (``read_rows``: the URL's resolution, the documents'
+    heads) go to the thread's own connection on PostgreSQL (``statement_reader``): the request's session, which
+    took a connection out of the pool and back for them, runs nothing. On SQLite they stay in the read's snapshot."""
+    _document(app)
+    app.get(CONFIG + "/environments/1/nodes/node-1/resources/1/values?effective")  # opens the stored document
+    transactions.clear()
+    reader = host_db.statement_reader.executed
+    other_node = CONFIG + "/environments/1/nodes/node-2/resources/1/values?effective"  # a URL not answered yet
+    assert app.get(other_node).json == {"a": 1, "password": "p"}
+    if _postgresql(db_url):
+        assert transactions == []
+        assert host_db.statement_reader.executed - reader >= 2
+    else:
+        assert len(transactions) >= 2
+
+
+def _reader_statements():
+    """Every shape of statement a ConfigDB read gives ``read_rows``, with parameters naming ``_document``'s rows."""
+    from nailgun_ext_configdb.objects import address, document, levels
+    located = {"environment_id": 1, "resource_id": 1, "path": "nodes/node-1", "under_path": "nodes//node-1//%",
+               "under_parent": "nodes//%"}
+    shapes = []
+    for by_name, ref in ((False, 1), (True, "astute"), (True, "missing")):
+        for node, value in ((None, None), (levels.NODE_BY_ID, 1), (levels.NODE_BY_FQDN, "node-1.domain.tld")):
+            shapes.append((address._statement(by_name, node), {"environment_id": 1, "ref": ref, "node": value}))
+    for paths in (1, 2, 3):
+        prefixes = document._paths(["", "nodes/node-1", "nodes/node-1/x"][:paths])
+        shapes.append((document._heads(paths), dict(located, **prefixes)))
+        for deepest in (True, False):
+            for top in (True, False):
+                shapes.append((document._holding_and_heads(deepest, top, paths), dict(located, **prefixes)))
+    return shapes
+
+
+#: columns whose values SQLAlchemy converts on some database or driver (SQLite's dates, PostgreSQL's numerics)
+CONVERTED = sa.select(sa.cast(sa.literal(1.5), sa.Float).label("real"),
+                      sa.cast(sa.literal("2.50"), sa.Numeric(10, 2)).label("decimal"),
+                      sa.literal(datetime.datetime(2026, 12, 7, 10), sa.DateTime).label("moment"),
+                      sa.cast(sa.literal(1), sa.Boolean).label("flag"), sa.literal(None).label("absent"))
+
+
+def test_the_statement_readers_rows_are_sqlalchemys(app, migrated_db):
+    """The rows ``statement_reader`` hands out (from the driver's, converted as SQLAlchemy would convert them, by
+    the types the driver reports) are those of SQLAlchemy's execution, named alike, for every statement a ConfigDB
+    read gives it and for columns SQLAlchemy converts."""
+    _document(app)
+    engine = migrated_db[0]
+    assert engine is host_db.get_engine()
+    for statement, params in _reader_statements() + [(CONVERTED, {})]:
+        expected = [(tuple(row), row._fields) for row in _session_rows(engine, statement, params)]
+        for _ in range(2):  # compiled at the first run, kept for the next
+            found = [(tuple(row), row._fields) for row in host_db.statement_reader.run(statement, params)]
+            assert found == expected, str(statement)
+    assert any(host_db.statement_reader.run(statement, params) for statement, params in _reader_statements())
+
+
+def _session_rows(engine, statement, params):
+    with engine.connect() as connection:
+        return connection.execute(statement, params).all()
+
+
+#: statements that fail on the server: a missing table; text that is no number (PostgreSQL; SQLite reads it as 0)
+FAILING = {"no table": sa.select(sa.table("no_such_table", sa.column("a"))),
+           "no number": sa.select(sa.cast(sa.literal("x") + sa.bindparam("n"), sa.Integer).label("n"))}
+
+
+@pytest.mark.parametrize("failing", sorted(FAILING))
+def test_a_statement_readers_error_is_sqlalchemys(migrated_db, db_url, failing):
+    """A failed statement raises the error SQLAlchemy raises for it (what the application answers 503 or 400 for),
+    hiding the parameters as the engine does; the connection, which the server did not close, is kept."""
+    if failing == "no number" and not _postgresql(db_url):
+        pytest.skip("SQLite reads any text as a number")
+    engine, statement = migrated_db[0], FAILING[failing]
+    with pytest.raises(sa.exc.DBAPIError) as through_sqlalchemy:
+        _session_rows(engine, statement, {"n": "secret"})
+    assert type(through_sqlalchemy.value) is not sa.exc.DBAPIError  # a kind: OperationalError, DataError...
+    before = host_db.statement_reader.run(sa.select(sa.literal(1).label("one")), {})
+    backend = _readers_backend() if _postgresql(db_url) else None
+    with pytest.raises(sa.exc.DBAPIError) as through_reader:
+        host_db.statement_reader.run(statement, {"n": "secret"})
+    assert type(through_reader.value) is type(through_sqlalchemy.value)
+    assert not through_reader.value.connection_invalidated
+    assert "[parameters:" not in str(through_reader.value)  # SQLAlchemy's words for the parameters it shows
+    assert host_db.statement_reader.run(sa.select(sa.literal(1).label("one")), {}) == before == [(1,)]
+    if backend is not None:
+        assert _readers_backend() == backend
+
+
+def test_the_statement_reader_runs_no_write_and_no_expanding_parameter(migrated_db):
+    with pytest.raises(host_db.WriteInARead):
+        host_db.statement_reader.run(sa.delete(Release), {})
+    with pytest.raises(ValueError, match="expanding"):
+        host_db.statement_reader.run(sa.select(Release.id).where(Release.id.in_([1, 2])), {})
+
+
+def _readers_backend():
+    return host_db.statement_reader._local.connection.dbapi_connection.info.backend_pid
+
+
+@pytest.fixture
+def computing(migrated_db):
+    """An application whose every ConfigDB read is computed: no read cache in front, whose state statements would
+    find a closed connection first."""
+    saved = copy.deepcopy(dict(settings))
+    settings.reload(overrides={"READ_CACHE": {"max_bytes": 0}})
+    yield webtest.TestApp(build_wsgi(), extra_environ={"REMOTE_ADDR": "127.0.0.1"})
+    settings.clear()
+    settings.update(saved)
+
+
+def test_a_read_that_finds_its_connection_closed_by_the_server_runs_again(computing, db_url, monkeypatch):
+    """A server restarted since the thread's connection was last used: the read runs once more on a new connection
+    (it only reads), and answers. The connection is never pinged first: at a few requests a second spread over
+    waitress's threads, each would have sat idle past ``PING_AFTER_IDLE`` and paid a round trip."""
+    if not _postgresql(db_url):
+        pytest.skip("SQLite's reader takes the pool's connections")
+    from tests.host.test_db_pool import _terminate
+    url = _document(computing)
+    assert computing.get(url).status_int == 200
+    pid = _readers_backend()
+    pings = []
+    dialect = type(host_db.get_engine().dialect)
+    ping = dialect.do_ping
+    monkeypatch.setattr(dialect, "do_ping", lambda self, connection: pings.append(connection) or ping(self, connection))
+    _terminate(db_url, pid)
+    assert computing.get(url).json == {"a": 1, "password": "p"}
+    assert _readers_backend() != pid
+    assert pings == []
+
+
+def test_a_read_that_finds_the_server_gone_answers_503(computing, db_url, monkeypatch):
+    """Gone for good (the new connection refused too): 503 with Retry-After, as any request that finds the database
+    down."""
+    if not _postgresql(db_url):
+        pytest.skip("SQLite's reader takes the pool's connections")
+    from tests.host.test_db_pool import _terminate
+    url = _document(computing)
+    assert computing.get(url).status_int == 200
+    _terminate(db_url, _readers_backend())
+
+    def refused():  # as the pool raises it: the driver's own error
+        raise host_db.get_engine().dialect.loaded_dbapi.OperationalError("connection refused")
+
+    for autocommit in host_db.statement_reader._engines.values():
+        monkeypatch.setattr(autocommit, "raw_connection", refused)
+    answer = computing.get(url, expect_errors=True)
+    assert answer.status_int == 503 and answer.headers["Retry-After"]
+    assert answer.json["message"]
+
+
+def test_a_session_bound_to_another_engine_reads_through_it(app, migrated_db, db_url):
+    """A command or a test that binds the session to an engine of its own reads through that engine (on PostgreSQL
+    too), and the statement reader keeps the configured engine's connections."""
+    url = _document(app)
+    other = host_db.make_engine(db_url)
+    seen = []
+    sa.event.listen(other, "before_cursor_execute", lambda *_args: seen.append(1))
+    readers = dict(host_db.statement_reader._engines)
+    host_db.db.remove()
+    host_db.db.configure(bind=other)
+    try:
+        assert app.get(url.replace("node-1", "node-5")).json == {"a": 1, "password": "p"}
+    finally:
+        host_db.db.remove()
+        host_db.db.configure(bind=migrated_db[0])
+        other.dispose()
+    assert len(seen) >= 2
+    assert host_db.statement_reader._engines == readers
