@@ -214,6 +214,12 @@ def _ping_when_idle(engine):
     return engine
 
 
+#: seconds a new PostgreSQL connection may take (libpq's ``connect_timeout``, unless the URL sets its own): a server
+#: that accepts the connection and never answers (frozen, or behind a proxy whose database is gone) then costs a
+#: request a 503 with Retry-After, not a waitress thread held until the server answers again
+CONNECT_TIMEOUT = 5
+
+
 def make_engine(url, autocommit=False):
     """An engine for ``url``; SQLite gets foreign keys, WAL and thread sharing.
 
@@ -231,6 +237,8 @@ def make_engine(url, autocommit=False):
         if not autocommit:
             event.listen(engine, "begin", _sqlite_begin)
         return engine
+    if "connect_timeout" not in url.query:
+        options["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT}
     if autocommit:
         return sa.create_engine(url, hide_parameters=True, **options)
     return _ping_when_idle(sa.create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW, pool_use_lifo=True,
@@ -259,12 +267,12 @@ class StatementReader:
     (``nailgun_platform.read_cache``), and on PostgreSQL those of a request that only reads (``read_rows``). Each
     statement is compiled once per engine and thread, and checked once to only read.
 
-    PostgreSQL: on its thread's own autocommit connection, so no pool checkout, BEGIN or ROLLBACK (each a round
-    trip), and a ping only after it sat idle (``PING_AFTER_IDLE``). SQLite: on a connection of the engine's pool (in
-    autocommit already, and local), so that it is closed and disposed with the engine's: a connection kept apart would
-    outlive the files SQLite shares between connections. A failed statement drops its connection; the next one
-    connects again. An in-memory SQLite database, which another connection would not see, has no reader
-    (``available`` is False).
+    PostgreSQL: on its thread's own autocommit connection, so no pool checkout, ping, BEGIN or ROLLBACK (each a round
+    trip); a statement that finds it closed by the server runs again on a new one (``run``). SQLite: on a connection
+    of the engine's pool (in autocommit already, and local), so that it is closed and disposed with the engine's: a
+    connection kept apart would outlive the files SQLite shares between connections. A statement that fails because
+    the server closed its connection drops it; the next one connects again. An in-memory SQLite database, which
+    another connection would not see, has no reader (``available`` is False).
     """
 
     def __init__(self):

@@ -1,6 +1,8 @@
 """The connection pool: connections kept for every thread of the production recipe, and (PostgreSQL) a pooled
 connection pinged only after it sat idle (``nailgun_host.db.POOL_SIZE``, ``PING_AFTER_IDLE``)."""
+import socket
 import threading
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -143,3 +145,33 @@ def test_a_ping_that_finds_the_server_restarted_renews_every_pooled_connection(e
         with engine.connect() as other:
             found = {connection.execute(sa.text("SELECT pg_backend_pid()")).scalar() for connection in (pinged, other)}
     assert len(found) == 2 and not found & set(pids)
+
+
+@pytest.mark.parametrize("autocommit", [False, True])
+def test_a_server_that_accepts_and_never_answers_fails_the_connection_soon(monkeypatch, autocommit):
+    """A PostgreSQL frozen, or a proxy in front of one that is gone: the TCP connection is accepted and nothing
+    comes back. A new connection, pooled or the statement reader's, gives up after ``CONNECT_TIMEOUT`` (a 503 for
+    the request) instead of holding a waitress thread until the server answers. A bound on whether it gives up at
+    all: the margin is generous."""
+    monkeypatch.setattr(host_db, "CONNECT_TIMEOUT", 2)  # libpq's least
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes the handshake; nobody ever reads or answers
+        engine = host_db.make_engine("postgresql+psycopg://nailgun:nailgun@127.0.0.1:{0}/nailgun".format(
+            silent.getsockname()[1]), autocommit=autocommit)
+        outcome = []
+
+        def connect():
+            try:
+                engine.connect().close()
+                outcome.append("connected")
+            except sa.exc.OperationalError as exc:
+                outcome.append(exc)
+
+        started = time.monotonic()
+        thread = threading.Thread(target=connect, daemon=True)
+        thread.start()
+        thread.join(timeout=20)
+        assert outcome and isinstance(outcome[0], sa.exc.OperationalError), outcome
+        assert time.monotonic() - started < 20
+        engine.dispose()
