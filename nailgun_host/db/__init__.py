@@ -8,12 +8,12 @@ A GET or HEAD whose handler writes nothing (``only_reads``: ``BaseHandler.reads_
 transaction (autocommit). Its isolation, READ COMMITTED (set on every connection, whatever the server's default),
 gives each statement a snapshot of its own inside a transaction too, so a read's ``BEGIN`` and ``COMMIT`` decided
 nothing and cost two round trips: 4-6% of the server's CPU for a computed ConfigDB read, 20% of PostgreSQL's. The
-statements a read runs on every request (``read_rows``) go further, to the thread's own connection
-(``statement_reader``), without taking one from the pool. Outside a transaction a write would stay even if the
+statements a read runs on every request (``read_rows``, on SQLite too) go further, to the statement reader's
+connection (``statement_reader``), without the session's transaction. Outside a transaction a write would stay even if the
 request failed, so such a request's statements are checked before they are sent (``_refuse_writes``, on SQLite too;
 the statement reader's when it compiles one): a statement that is not a ``SELECT``, or a ``SELECT`` that writes, locks
 rows or notifies, is refused (``WriteInARead``, a bug). What such a read must write goes through ``writing``, on a
-connection of its own. (On SQLite a read's transaction is its snapshot and costs no round trip: it stays.) Other
+connection of its own. (On SQLite the rest of a read keeps its transaction, which costs no round trip.) Other
 reads keep their transaction: some create what they find missing (the admin network, on first use).
 """
 import collections
@@ -264,7 +264,7 @@ def get_engine():
 
 class StatementReader:
     """Single statements outside any transaction: the one query a cached read asks on every request
-    (``nailgun_platform.read_cache``), and on PostgreSQL those of a request that only reads (``read_rows``). Each
+    (``nailgun_platform.read_cache``), and those of a request that only reads (``read_rows``). Each
     statement is compiled once per engine and thread, and checked once to only read.
 
     PostgreSQL: on its thread's own autocommit connection, so no pool checkout, ping, BEGIN or ROLLBACK (each a round
@@ -414,18 +414,20 @@ class _Compiled:
 def read_rows(statement, **params):
     """The rows of a read's ``statement`` (a Core select without expanding parameters), as named tuples.
 
-    In a request that only reads (``only_reads``) on PostgreSQL, on the thread's own connection outside any
-    transaction (``statement_reader``): the request's session would take a connection out of the pool, and put it
-    back, around the same one-statement snapshot: a quarter of a computed ConfigDB read's CPU. Elsewhere in the
-    request's session: on SQLite (its snapshot), in a request that may write, and when a command or a test bound the
+    In a request that only reads (``only_reads``), outside any transaction on the statement reader's connection
+    (PostgreSQL: the thread's own; SQLite: one of the pool's, taken for the statement alone): the request's session
+    would begin its transaction and take a connection from the pool around the same statement, about a quarter of
+    a computed ConfigDB read's CPU on either database. Such a read never relied on its statements sharing a snapshot:
+    PostgreSQL's READ COMMITTED gave each its own inside a transaction too. Elsewhere in the request's session: in a
+    request that may write, on an in-memory SQLite database (no reader), and when a command or a test bound the
     session to another engine than the configured one."""
-    if getattr(_request, "reads_only", False) and _engine is not None and _engine.dialect.name == "postgresql" and \
+    if getattr(_request, "reads_only", False) and _engine is not None and statement_reader.available() and \
             orm.Session.get_bind(db()) is _engine:
         return statement_reader.run(statement, params)
     return db.connection().execute(statement, params).all()
 
 
-#: the process's reader of single statements (the read cache's fingerprints, ``read_rows`` on PostgreSQL)
+#: the process's reader of single statements (the read cache's fingerprints, ``read_rows``)
 statement_reader = StatementReader()
 
 hosting.provide(session=db, engine=get_engine)
