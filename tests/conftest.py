@@ -207,7 +207,7 @@ def env(app):
 
 class QueryCounter:
     """Counts the SQL statements the engine executes while active, and those of ``host_db.statement_reader`` (the
-    read cache's fingerprints, PostgreSQL's reads), which runs them on connections of its own."""
+    read cache's fingerprints, a ConfigDB read's ``read_rows``), which runs them outside the engine's events."""
 
     def __init__(self, engine):
         self.engine = engine

@@ -286,7 +286,7 @@ def test_a_read_that_finds_its_connection_closed_by_the_server_runs_again(comput
     (it only reads), and answers. The connection is never pinged first: at a few requests a second spread over
     waitress's threads, each would have sat idle past ``PING_AFTER_IDLE`` and paid a round trip."""
     if not _postgresql(db_url):
-        pytest.skip("SQLite's reader takes the pool's connections")
+        pytest.skip("no server closes a SQLite connection (pg_terminate_backend is PostgreSQL's)")
     from tests.host.test_db_pool import _terminate
     url = _document(computing)
     assert computing.get(url).status_int == 200
@@ -305,7 +305,7 @@ def test_a_read_that_finds_the_server_gone_answers_503(computing, db_url, monkey
     """Gone for good (the new connection refused too): 503 with Retry-After, as any request that finds the database
     down."""
     if not _postgresql(db_url):
-        pytest.skip("SQLite's reader takes the pool's connections")
+        pytest.skip("no server closes a SQLite connection (pg_terminate_backend is PostgreSQL's)")
     from tests.host.test_db_pool import _terminate
     url = _document(computing)
     assert computing.get(url).status_int == 200
