@@ -214,12 +214,22 @@ def wrk(url, seconds, connections, headers=(), threads=2):
 
 
 def server_cpu_seconds(url):
-    """User and system CPU seconds spent so far by the process listening at ``url`` (Linux: ``ss``, ``/proc``)."""
+    """User and system CPU seconds spent so far by the process listening at ``url`` and its live children (the
+    read cache's state reader, ``READ_CACHE.state_reader: process``) (Linux: ``ss``, ``/proc``)."""
     port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
     listening = subprocess.run(["ss", "-ltnpH", "sport = :" + port], capture_output=True, text=True, check=True).stdout
     pid = int(re.search(r"pid=(\d+)", listening).group(1))
-    with open("/proc/{0}/stat".format(pid)) as stream:
-        fields = stream.read().rsplit(")", 1)[1].split()
+    with open("/proc/{0}/task/{0}/children".format(pid)) as stream:
+        children = [int(child) for child in stream.read().split()]
+    return sum(_cpu_seconds(process) for process in [pid] + children)
+
+
+def _cpu_seconds(pid):
+    try:
+        with open("/proc/{0}/stat".format(pid)) as stream:
+            fields = stream.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:  # a child gone meanwhile
+        return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 

@@ -61,6 +61,9 @@ DEFAULTS = {
         # times that), least recently used out first; 0: none (nailgun_ext_configdb.objects.opened)
         "documents_max_bytes": 32 * 1024 * 1024,
         "lease_ms": 5,  # how long a worker trusts the state it read; every write's answer waits as long
+        # thread: a request thread reads the state when its lease is up; process: a child process of each server
+        # process reads it while requests come (nailgun_platform.state_board)
+        "state_reader": "thread",
     },
     # secrets at rest and who sees them: docs/operator/secrets.md; nailgun_platform.secrets
     "SECRETS": {
@@ -219,6 +222,9 @@ def _check_read_cache(read_cache):
     if read_cache["lease_ms"] > MAX_LEASE_MS:
         raise ValueError("READ_CACHE.lease_ms must be at most {0}, not {1!r}".format(
             MAX_LEASE_MS, read_cache["lease_ms"]))
+    if read_cache["state_reader"] not in STATE_READERS:
+        raise ValueError("READ_CACHE.state_reader must be one of {0}, not {1!r}".format(
+            ", ".join(STATE_READERS), read_cache["state_reader"]))
 
 
 def _check_log(log):
@@ -246,6 +252,7 @@ def _check_sessions(sessions):
 
 #: the longest READ_CACHE.lease_ms: what a write's answer may be held
 MAX_LEASE_MS = 1000
+STATE_READERS = ("thread", "process")
 #: the longest AUTH.password_check_wait_ms
 MAX_CHECK_WAIT_MS = 1000
 #: the AUTH settings that bound password checks (whole numbers)

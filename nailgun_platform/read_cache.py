@@ -121,7 +121,7 @@ class CachedRoute:
 class ReadCache:
     """WSGI middleware in front of the application (behind authentication): see the module."""
 
-    def __init__(self, app, routes, max_bytes, lease_seconds, reader, access):
+    def __init__(self, app, routes, max_bytes, lease_seconds, reader, access, start_board=None):
         self.app = app
         self.store = AnswerStore(max_bytes)
         self.lease_seconds = lease_seconds
@@ -141,6 +141,12 @@ class ReadCache:
                 self._reading.setdefault(entry["fingerprint"], threading.Lock())
             self._cached.append(cached)
         self._rules = [None if cached is None else cached.rule for cached in self._cached]
+        #: the routes' fingerprints, each once, in order: their states' places on the board
+        self.fingerprints = tuple(self._reading)
+        self._place = {fingerprint: place for place, fingerprint in enumerate(self.fingerprints)}
+        #: ``state_board.StateBoard`` filled by a reader process (``READ_CACHE.state_reader: process``), or None
+        self.board = start_board(self.fingerprints, lease_seconds) \
+            if start_board is not None and lease_seconds and max_bytes and reader.available() else None
 
     def _key(self, environ):
         """(route, key) of a request whose answer may be replayed, or None."""
@@ -152,6 +158,9 @@ class ReadCache:
         lease before ``asked_at`` (or after it), or None when it cannot be told."""
         lease = self._leases.get(route.fingerprint)
         if lease is None or asked_at - lease[1] >= self.lease_seconds:
+            published = self.board.lease(asked_at, self.lease_seconds) if self.board is not None else None
+            if published is not None:
+                return route.fingerprint.of(published[0][self._place[route.fingerprint]], path)
             lease = self._leased(route, path, asked_at)
         return route.fingerprint.of(lease[0], path) if lease[0] is not None else None
 
@@ -226,10 +235,12 @@ class ReadCache:
         return [answer.body]
 
 
-def build(app, routes, reader, access):
+def build(app, routes, reader, access, start_board=None):
     """``app`` behind a ``ReadCache`` of the routes (``routing.Routes``) that declare a fingerprint (READ_CACHE
-    settings)."""
+    settings); with ``state_reader: process``, its states read by ``start_board(fingerprints, lease_seconds)``'s
+    reader (``state_board``)."""
     if not any("fingerprint" in entry for entry in routes.routes):
         return app
     settings = hosting.settings["READ_CACHE"]
-    return ReadCache(app, routes, int(settings["max_bytes"]), settings["lease_ms"] / 1000.0, reader, access)
+    return ReadCache(app, routes, int(settings["max_bytes"]), settings["lease_ms"] / 1000.0, reader, access,
+                     start_board if settings["state_reader"] == "process" else None)

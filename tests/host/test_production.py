@@ -156,7 +156,7 @@ def test_the_recipe_copied_literally_serves_only_its_user(empty_db_url, tmp_path
     assert stat.S_IMODE(os.stat(config).st_mode) == 0o600
     written = strict_yaml.load(open(config))
     assert written["AUTH"]["method"] == "local" and written["DATABASE_URL"] == empty_db_url
-    with recipe_server(None, env=dict(environ, NAILGUN_CONFIG=config)) as port:
+    with recipe_process(None, env=dict(environ, NAILGUN_CONFIG=config)) as (port, server):
         status, headers, answer = request(port, "GET", "/api/v1/clusters/")
         assert status == 401 and headers["WWW-Authenticate"] == 'Basic realm="nailgun"', answer
         assert request(port, "GET", "/api/v1/clusters/", headers=basic("admin", "wrong"))[0] == 401
@@ -172,8 +172,45 @@ def test_the_recipe_copied_literally_serves_only_its_user(empty_db_url, tmp_path
             browser.post("http://127.0.0.1:{0}/ui/sign-in".format(port), timeout=30,
                          data={"username": "admin", "password": password, "csrf": login})
             assert browser.get("http://127.0.0.1:{0}/ui/api/v1/clusters/".format(port), timeout=30).status_code == status
+        state_readers = _state_readers(server.pid)
+        assert len(state_readers) == 1, "READ_CACHE.state_reader: process starts one reader beside the server"
+        admin = basic("admin", "admin-secret")
+        created = request(port, "POST", "/api/v1/config/components", {"name": "c", "resource_definitions": [
+            {"name": "astute", "content": {}}]}, headers=admin)
+        assert created[0] == 201, created
+        created = request(port, "POST", "/api/v1/config/environments", {"components": ["c"], "hierarchy_levels": []},
+                          headers=admin)
+        assert created[0] == 201, created
+        url = "/api/v1/config/environments/{0}/resources/astute/values".format(created[2]["id"])
+        for value in range(3):
+            assert requests.put("http://127.0.0.1:{0}{1}".format(port, url.replace("astute", str(
+                created[2]["pins"][0]["id"]))), json={"a": value}, headers=admin, timeout=30).status_code == 204
+            assert [request(port, "GET", url + "?effective", headers=admin)[2] for _ in range(3)] == [{"a": value}] * 3
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in state_readers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_running(pid) for pid in state_readers), "the reader stops with its server"
     log = written["LOG"]["file"]
     assert log.startswith(str(tmp_path)) and '"GET /api/v1/clusters/" 401' in open(log).read()
+
+
+def _state_readers(pid):
+    """The ``nailgun_host.state_reader`` processes ``pid`` started."""
+    with open("/proc/{0}/task/{0}/children".format(pid)) as children:
+        found = []
+        for child in children.read().split():
+            with open("/proc/{0}/cmdline".format(child), "rb") as cmdline:
+                if b"nailgun_host.state_reader" in cmdline.read().split(b"\0"):
+                    found.append(int(child))
+        return found
+
+
+def _running(pid):
+    try:
+        with open("/proc/{0}/stat".format(pid)) as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_four_stalled_clients_do_not_stop_a_fifth(migrated_db, db_url):
