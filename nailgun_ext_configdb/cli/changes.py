@@ -7,7 +7,9 @@ it saw, until Ctrl-C; a server out of reach (refused, silent, 5xx) is retried wi
 why and when, while a 4xx or a TLS failure (which only a changed setting cures) ends the command.
 """
 import json
+import os
 import signal
+import threading
 import time
 
 from cliff import lister
@@ -77,11 +79,31 @@ class ConfigChanges(ClientMixin, lister.Lister):
     def run(self, parsed_args):
         if not parsed_args.follow:
             return super().run(parsed_args)
+        # Ctrl-C is how a follow ends. Not as a KeyboardInterrupt: raised between two bytecodes of urllib3 taking a
+        # connection from its pool (the pool's queue lock acquired, its ``with`` not yet entered), it leaves that lock
+        # held and urllib3's own clean-up then waits for it for ever. The handler ends the process itself.
+        ends_here = (threading.current_thread() is threading.main_thread()
+                     and signal.getsignal(signal.SIGINT) is signal.default_int_handler)  # not if SIGINT is ignored
+        previous = signal.signal(signal.SIGINT, self._end_on_ctrl_c) if ends_here else None
         try:
             self.follow(parsed_args)
-        except KeyboardInterrupt:  # how a follow ends; another interrupt while exiting is no traceback
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # (``timeout -s INT`` sends it to the process and its group)
+        except KeyboardInterrupt:  # SIGINT left to another handler that raises it (an app embedding the command)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        finally:
+            if ends_here:
+                signal.signal(signal.SIGINT, previous)
         return 0
+
+    def _end_on_ctrl_c(self, _signum, _frame):
+        """SIGINT during --follow: what was printed is flushed, and the process exits 0 at once, whatever the
+        interrupted code held (no exception unwinds through it, no exit handler runs)."""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # another interrupt while exiting is no traceback
+        for stream in (self.app.stdout, self.app.stderr):  # (``timeout -s INT`` sends it to the process and its group)
+            try:
+                stream.flush()
+            except (OSError, ValueError, RuntimeError):  # a closed pipe; a flush this signal interrupted
+                pass
+        os._exit(0)
 
     def follow(self, args):
         since, backoff = args.since, 1.0

@@ -10,6 +10,7 @@ import selectors
 import socket
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -305,6 +306,43 @@ def test_changes_follow_prints_one_readable_line_per_change(fuel, live_server):
             process.wait()
         process.stdout.close()
         process.stderr.close()
+
+
+#: fuel-ext's main, with the SIGINT of a Ctrl-C landing where it did in a rare CI hang: urllib3 taking a connection
+#: from its pool has just acquired the pool queue's lock, before ``queue.get``'s ``with`` body (the state a
+#: KeyboardInterrupt raised there leaves that lock in: held, and urllib3's clean-up waits for it)
+CTRL_C_INSIDE_THE_POOL = """
+import os, queue, signal, sys, threading
+import urllib3.connectionpool
+from nailgun_platform.client.fuel_ext import main
+
+class Interrupting(threading.Condition):
+    def __enter__(self):
+        entered = self._lock.__enter__()
+        self.__class__ = threading.Condition
+        os.kill(os.getpid(), signal.SIGINT)
+        return entered
+
+class Queue(queue.LifoQueue):
+    def __init__(self, maxsize):
+        super().__init__(maxsize)
+        self.not_empty.__class__ = Interrupting
+
+urllib3.connectionpool.HTTPConnectionPool.QueueCls = Queue
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_changes_follow_ends_on_ctrl_c_even_inside_urllib3s_pool(tmp_path):
+    """The Ctrl-C that ends a --follow may come at any bytecode; here inside urllib3's pool lock. As a
+    KeyboardInterrupt it left that lock held and the command waited for it for ever; it exits 0 at once."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    environ.update(SERVER_ADDRESS="127.0.0.1", SERVER_PORT=str(free_port()), HOME=str(tmp_path),
+                   XDG_CONFIG_HOME=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", CTRL_C_INSIDE_THE_POOL, "config", "changes", "--env", "1",
+                             "--since", "0", "--follow"], env=environ, capture_output=True, text=True, timeout=30,
+                            preexec_fn=ctrl_c_reaches_it)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
 def test_changes_follow_retries_a_server_out_of_reach_and_a_silent_one_times_out(tmp_path):
