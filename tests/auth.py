@@ -53,8 +53,8 @@ def local_settings(**extra):
     return dict({"method": "local", "realm": "nailgun"}, **extra)
 
 
-def auth_server(db_url, auth_settings, tls=None, directory=None):
-    """A started ``LiveServer`` whose settings file holds ``AUTH: auth_settings``.
+def auth_server(db_url, auth_settings, tls=None, directory=None, sections=None):
+    """A started ``LiveServer`` whose settings file holds ``AUTH: auth_settings`` (and the other ``sections``).
 
     ``tls``: the ``tls`` fixture's material, served over HTTPS. The server's files (settings,
     users file, log) are in ``directory`` (a new temporary one by default): ``server.config_file``,
@@ -66,7 +66,7 @@ def auth_server(db_url, auth_settings, tls=None, directory=None):
         auth["users_file"] = write_users_file(os.path.join(directory, "users.yaml"))
     config_file = os.path.join(directory, "nailgun.yaml")
     with open(config_file, "w") as f:
-        yaml.safe_dump({"AUTH": auth}, f)
+        yaml.safe_dump(dict(sections or {}, AUTH=auth), f)
     extra_args = ["--cert-file", tls.cert_file, "--key-file", tls.key_file] if tls else []
     server = LiveServer(db_url, env={"NAILGUN_CONFIG": config_file}, extra_args=extra_args,
                         log=os.path.join(directory, "nailgun-api.log"))

@@ -279,6 +279,7 @@ class StatementReader:
         #: statements run so far in this process (the test suite counts them with the ORM's)
         self.executed = 0
         self._lock = threading.Lock()
+        self._available = (None, False)
         self._inherited = []
         self._start_afresh()
         os.register_at_fork(after_in_child=self._start_afresh)
@@ -291,10 +292,16 @@ class StatementReader:
         self._local = threading.local()
         self._engines = {}  # configured engine -> its autocommit engine (at most one live)
 
-    @staticmethod
-    def available():
-        url = get_engine().url
-        return not (url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"))
+    def available(self):
+        """Whether the configured engine's database can be read by another connection (asked on every request:
+        the answer is kept for the engine)."""
+        engine = get_engine()
+        known = self._available
+        if known[0] is not engine:
+            url = engine.url
+            known = self._available = (engine, not (
+                url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")))
+        return known[1]
 
     def _state(self, engine):
         """This thread's compiled statements and, on PostgreSQL, connection for ``engine``."""

@@ -16,6 +16,7 @@ from nailgun_host.db import statement_reader
 from nailgun_host.settings import settings
 from tests.conftest import LOOPBACK
 from tests.configdb.conftest import ConfigAPI, read_cache_of
+from tests.processes import gone_within
 
 LEASE_MS = 200
 
@@ -150,24 +151,12 @@ def test_the_reader_process_leaves_with_its_server_and_shows_no_password(tmp_pat
         assert arguments[4:] == [b""], "nothing more than the board's file descriptor"
         server.send_signal(signal.SIGKILL)
         server.wait(10)
-        deadline = time.monotonic() + 10
-        while _running(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _running(pid), "the reader outlived its server"
+        assert gone_within([pid], 10), "the reader outlived its server"
     finally:
         if server.poll() is None:
             server.kill()
             server.wait()
         server.stdout.close()
-
-
-def _running(pid):
-    """Whether ``pid`` runs: an orphan that exited stays a zombie until its new parent (init) reaps it."""
-    try:
-        with open("/proc/{0}/stat".format(pid)) as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_a_state_reader_other_than_thread_or_process_is_refused(db_url):

@@ -28,6 +28,7 @@ import requests
 from nailgun_host.settings import settings
 from tests.auth import LOCAL_USERS, auth_server, local_settings
 from tests.conftest import _empty_tables
+from tests.processes import state_readers
 
 MASK = "<secret>"
 JSON_PATCH = "application/json-patch+json"
@@ -84,12 +85,15 @@ def clean_db(db_url):
 
 @pytest.fixture(scope="module")
 def servers(request, migrated_db, db_url, tmp_path_factory):
-    """Writer and reader ``nailgun-api`` processes on one database, with one local users file."""
+    """Writer and reader ``nailgun-api`` processes on one database, with one local users file; the reader's
+    states are read by its state reader process, as in the production recipe (``READ_CACHE.state_reader``; the
+    writer's threads read their own)."""
     _empty_tables(*migrated_db)
     writer = auth_server(db_url, local_settings(), directory=str(tmp_path_factory.mktemp("writer")))
     request.addfinalizer(writer.stop)
     reader = auth_server(db_url, local_settings(users_file=writer.users_file),
-                         directory=str(tmp_path_factory.mktemp("reader")))
+                         directory=str(tmp_path_factory.mktemp("reader")),
+                         sections={"READ_CACHE": {"state_reader": "process"}})
     request.addfinalizer(reader.stop)
     return writer, reader
 
@@ -109,6 +113,12 @@ _unlinked_ids = itertools.count(100000)
 
 def unique(prefix):
     return "{0}{1}".format(prefix, next(_counter))
+
+
+def test_the_reader_reads_its_states_in_a_process_of_its_own(servers):
+    """(So that every test here reads through a state reader's board.)"""
+    assert len(state_readers(servers[1].process.pid)) == 1
+    assert state_readers(servers[0].process.pid) == []
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ import requests
 from nailgun_platform import strict_yaml
 from tests.conftest import free_port
 from tests.host.test_input_rules import all_routes, methods
+from tests.processes import gone_within, state_readers
 from tests.test_docs import PRODUCTION, fenced_blocks, page
 
 #: how long a request that must be served may take before the test calls it stuck
@@ -172,8 +173,8 @@ def test_the_recipe_copied_literally_serves_only_its_user(empty_db_url, tmp_path
             browser.post("http://127.0.0.1:{0}/ui/sign-in".format(port), timeout=30,
                          data={"username": "admin", "password": password, "csrf": login})
             assert browser.get("http://127.0.0.1:{0}/ui/api/v1/clusters/".format(port), timeout=30).status_code == status
-        state_readers = _state_readers(server.pid)
-        assert len(state_readers) == 1, "READ_CACHE.state_reader: process starts one reader beside the server"
+        readers = state_readers(server.pid)
+        assert len(readers) == 1, "READ_CACHE.state_reader: process starts one reader beside the server"
         admin = basic("admin", "admin-secret")
         created = request(port, "POST", "/api/v1/config/components", {"name": "c", "resource_definitions": [
             {"name": "astute", "content": {}}]}, headers=admin)
@@ -186,31 +187,9 @@ def test_the_recipe_copied_literally_serves_only_its_user(empty_db_url, tmp_path
             assert requests.put("http://127.0.0.1:{0}{1}".format(port, url.replace("astute", str(
                 created[2]["pins"][0]["id"]))), json={"a": value}, headers=admin, timeout=30).status_code == 204
             assert [request(port, "GET", url + "?effective", headers=admin)[2] for _ in range(3)] == [{"a": value}] * 3
-    deadline = time.monotonic() + 10
-    while any(_running(pid) for pid in state_readers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(_running(pid) for pid in state_readers), "the reader stops with its server"
+    assert gone_within(readers, 10), "the reader stops with its server"
     log = written["LOG"]["file"]
     assert log.startswith(str(tmp_path)) and '"GET /api/v1/clusters/" 401' in open(log).read()
-
-
-def _state_readers(pid):
-    """The ``nailgun_host.state_reader`` processes ``pid`` started."""
-    with open("/proc/{0}/task/{0}/children".format(pid)) as children:
-        found = []
-        for child in children.read().split():
-            with open("/proc/{0}/cmdline".format(child), "rb") as cmdline:
-                if b"nailgun_host.state_reader" in cmdline.read().split(b"\0"):
-                    found.append(int(child))
-        return found
-
-
-def _running(pid):
-    try:
-        with open("/proc/{0}/stat".format(pid)) as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_four_stalled_clients_do_not_stop_a_fifth(migrated_db, db_url):
