@@ -13,6 +13,7 @@ machine that gets busier during a run weighs on every target alike, and ``ratios
 """
 import base64
 import contextlib
+import glob
 import json
 import os
 import re
@@ -219,8 +220,10 @@ def server_cpu_seconds(url):
     port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
     listening = subprocess.run(["ss", "-ltnpH", "sport = :" + port], capture_output=True, text=True, check=True).stdout
     pid = int(re.search(r"pid=(\d+)", listening).group(1))
-    with open("/proc/{0}/task/{0}/children".format(pid)) as stream:
-        children = [int(child) for child in stream.read().split()]
+    children = []
+    for task in glob.glob("/proc/{0}/task/*/children".format(pid)):  # a request thread starts the state reader
+        with contextlib.suppress(FileNotFoundError), open(task) as stream:
+            children.extend(int(child) for child in stream.read().split())
     return sum(_cpu_seconds(process) for process in [pid] + children)
 
 

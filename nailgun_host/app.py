@@ -294,7 +294,7 @@ def build_wsgi(extensions=None):
     routes = routing.Routes(collect_routes(extensions)[0], PREFIXES)
     wsgi = shared_runs.IdenticalRuns(auth_middleware.build(
         stats.build(shared_runs.build(read_cache.build(whole_answer.measured(build_app(extensions).wsgifunc()),
-                                                       routes, statement_reader, read_access, state_reader.start),
+                                                       routes, statement_reader, read_access, state_reader.StateReader),
                                       routes, read_access),
                     settings["STATS"]),
         settings["AUTH"]), kept=(auth.ENVIRON_KEY, "REMOTE_USER"), per_request=(request_log.ENVIRON_KEY,))

@@ -1,70 +1,109 @@
 """``READ_CACHE.state_reader: process``: the child process that reads the read cache's states
 (``nailgun_platform.state_board``), so that the server's request threads send no state statement while it reads.
 
-``start`` runs it as ``python -m nailgun_host.state_reader FD``: the board's shared memory is the file descriptor,
-and what it reads (the database URL, the routes' fingerprints, the lease) comes on its standard input, so that
-the database's password is in no command line or environment. It reads through the host's ``statement_reader``
-on the same database, stops when the server process that started it is gone, and is stopped when that process
-exits. Under gunicorn with ``preload_app``, the workers forked from the process that built the application share
-its board and its one reader.
+``StateReader`` starts it at the first request that wants a state (a process that never serves a document read,
+``nailgun-feed``, starts none; under gunicorn each worker starts its own) as ``python -m nailgun_host.state_reader
+FD``: the board's shared memory is the file descriptor, and what the reader needs (the database URL, the routes'
+fingerprints, the lease, the board's key, the LOG settings) comes on its standard input, so that the database's
+password is in no command line or environment. It reads through the host's ``statement_reader`` on the same
+database, logs where the server logs, and stops when the server process that started it is gone. One found gone
+is started again, at most once per ``RESTART_SECONDS``.
 """
 import atexit
 import logging
 import os
 import pickle
-import signal
 import subprocess
 import sys
+import threading
 
-from nailgun_host import db
+from nailgun_host import db, request_log
+from nailgun_host.settings import settings
 from nailgun_platform import state_board
 
 LOG = logging.getLogger(__name__)
 #: how long a stopped reader has to exit before it is killed
 STOP_WAIT = 5
+#: a reader found gone is started again at most this often
+RESTART_SECONDS = 10.0
 
 
-def start(fingerprints, lease_seconds):
-    """A ``StateBoard`` that a new reader process of this database fills with ``fingerprints``' states (each
-    object's ``read(rows)``; they are pickled, so each must be importable by reference); the process is its
-    ``process``."""
-    board = state_board.StateBoard.create()
-    given = pickle.dumps({
-        "url": db.get_engine().url.render_as_string(hide_password=False), "fingerprints": tuple(fingerprints),
-        "lease_seconds": lease_seconds, "server": os.getpid()})
-    child = subprocess.Popen([sys.executable, "-m", __name__, str(board.fd)], stdin=subprocess.PIPE,
-                             pass_fds=(board.fd,), close_fds=True)
-    try:
-        child.stdin.write(given)
-        child.stdin.close()
-    except OSError:
-        LOG.warning("The state reader did not start; the server's threads read the states")
-    atexit.register(_stop, child)
-    board.process = child
-    return board
+class StateReader:
+    """What the read cache asks (``lease``) in front of a board and the reader process filling it."""
 
+    def __init__(self, fingerprints, lease_seconds):
+        self.fingerprints = tuple(fingerprints)
+        self.lease_seconds = lease_seconds
+        self.board = self.process = None
+        self._owner = None  # the process whose reader and board these are (a forked worker starts its own)
+        self._started_at = -RESTART_SECONDS
+        self._lock = threading.Lock()
+        atexit.register(self.stop)
 
-def _stop(child):
-    if child.poll() is None:
-        child.terminate()
+    def lease(self, asked_at, lease_seconds):
+        """The board's ``lease``; without a published read, the reader is started (again) if it is not running."""
+        board = self.board
+        if board is not None and self._owner == os.getpid():
+            found = board.lease(asked_at, lease_seconds)
+            if found is not None:
+                return found
+        if asked_at - self._started_at >= RESTART_SECONDS and self._lock.acquire(blocking=False):
+            try:
+                self._look_after(asked_at)
+            finally:
+                self._lock.release()
+        return None
+
+    def _look_after(self, now):
+        if self._owner == os.getpid() and self.process is not None:
+            code = self.process.poll()
+            if code is None:
+                return
+            LOG.warning("The state reader exited (%s); it is started again", code)
+        if self._owner != os.getpid():
+            self.board = self.process = None  # a parent's, inherited by a fork: not ours to use or close
+        self._started_at = now
+        if self.board is None:
+            self.board = state_board.StateBoard.create()
+            self._owner = os.getpid()
         try:
-            child.wait(STOP_WAIT)
+            self.process = subprocess.Popen([_python(), "-m", __name__, str(self.board.fd)], stdin=subprocess.PIPE,
+                                            pass_fds=(self.board.fd,), close_fds=True, start_new_session=True)
+            self.process.stdin.write(pickle.dumps({
+                "url": db.get_engine().url.render_as_string(hide_password=False), "log": settings["LOG"],
+                "fingerprints": self.fingerprints, "lease_seconds": self.lease_seconds, "key": self.board.key,
+                "server": os.getpid()}))
+            self.process.stdin.close()
+        except OSError as exc:
+            LOG.warning("The state reader did not start (the server's threads read the states): %s", exc)
+
+    def stop(self):
+        process = self.process
+        if process is None or self._owner != os.getpid() or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(STOP_WAIT)
         except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+            process.kill()
+            process.wait()
+
+
+def _python():
+    """This interpreter, also where the server is not ``python`` (uwsgi's binary): the environment's own."""
+    if "python" in os.path.basename(sys.executable):
+        return sys.executable
+    return os.path.join(sys.prefix, "bin", "python3")
 
 
 def main(argv=None):
-    """The reader process (``start``)."""
+    """The reader process (``StateReader``)."""
     fd = int((argv or sys.argv[1:])[0])
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C stops the server, which stops this
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s [state reader] %(message)s")
     given = pickle.load(sys.stdin.buffer)
+    request_log.configure(given["log"])  # (with a log file, SIGTERM writes its last lines first)
     db.configure(given["url"])
-    fingerprints = given["fingerprints"]
-    server = given["server"]
-    state_board.serve(state_board.StateBoard(fd),
+    fingerprints, server = given["fingerprints"], given["server"]
+    state_board.serve(state_board.StateBoard(fd, given["key"]),
                       lambda: tuple(fingerprint.read(db.statement_reader.rows) for fingerprint in fingerprints),
                       given["lease_seconds"], lambda: os.getppid() == server)
 

@@ -144,7 +144,8 @@ class ReadCache:
         #: the routes' fingerprints, each once, in order: their states' places on the board
         self.fingerprints = tuple(self._reading)
         self._place = {fingerprint: place for place, fingerprint in enumerate(self.fingerprints)}
-        #: ``state_board.StateBoard`` filled by a reader process (``READ_CACHE.state_reader: process``), or None
+        #: with ``READ_CACHE.state_reader: process``, what answers ``lease(asked_at, lease_seconds)`` from the reads of
+        #: a process of their own (``state_board``, the host's ``state_reader``), else None
         self.board = start_board(self.fingerprints, lease_seconds) \
             if start_board is not None and lease_seconds and max_bytes and reader.available() else None
 
@@ -237,8 +238,8 @@ class ReadCache:
 
 def build(app, routes, reader, access, start_board=None):
     """``app`` behind a ``ReadCache`` of the routes (``routing.Routes``) that declare a fingerprint (READ_CACHE
-    settings); with ``state_reader: process``, its states read by ``start_board(fingerprints, lease_seconds)``'s
-    reader (``state_board``)."""
+    settings); with ``state_reader: process``, its states read by ``start_board(fingerprints, lease_seconds)``, an
+    object answering ``lease`` as ``state_board.StateBoard`` does."""
     if not any("fingerprint" in entry for entry in routes.routes):
         return app
     settings = hosting.settings["READ_CACHE"]

@@ -2,41 +2,47 @@
 
 The read cache (``read_cache``) trusts a state read that started less than a lease before a request
 arrived. Read in a request thread, that statement hands the interpreter's lock over several times per lease
-while the other threads wait for it, which under load cost a replayed read about a tenth of its throughput
-(``benchmarks/README.md``, goal 1). With ``READ_CACHE.state_reader: process`` a child process reads every
-fingerprint's state once per lease while requests come, and publishes each read with the monotonic time it
-was sent (a host's monotonic clock is one for all its processes). A request thread takes the published read
-when it meets the read cache's condition; the lease's argument is unchanged, since it is the same comparison
-of the same times. When no such read is published (the child is starting, idle, slow or gone), the thread
-waits for the child's read in flight if that read qualifies, and otherwise reads itself as before.
+while the other threads wait for it (``benchmarks/README.md``, goal 1). With ``READ_CACHE.state_reader:
+process`` a child process reads every fingerprint's state once per lease while requests come often (``DENSE``),
+and publishes each read with the monotonic time it was sent (a host's monotonic clock is one for all its
+processes). A request thread takes the published read when it meets the read cache's condition; the lease's
+argument is unchanged, since it is the same comparison of the same times. When no such read is published (the
+reader is starting, resting, slow or gone), the thread waits for the reader's read in flight if that read
+qualifies, and otherwise reads itself as before.
 
-The board is a few bytes of memory shared by the server process and its reader (``memfd``, handed to the
-child as a file descriptor): a sequence number (odd while the reader writes), the last time a request wanted a
-state, the start of the read in flight, and the published read's length, checksum and bytes (a pickle of
-``(sent_at, states)``, made and read only by this package's own two processes). A reader of the board takes a
-read only when the sequence number is even and unchanged around its copy and the checksum holds.
+The board is a little memory shared by one server process and its reader (``memfd``, handed to the child as a
+file descriptor): a sequence number (odd while the reader writes), the last time a request wanted a state, the
+start of the read in flight, and the published read: its length, its keyed digest and its bytes (a pickle of
+``(sent_at, states)``). A thread takes a read only when the sequence number is even and unchanged around its
+copy and the digest holds under the board's key, which only the server and its reader know (the memory itself
+can be opened by any process of the same user, through ``/proc``).
 """
+import hashlib
+import hmac
 import logging
 import mmap
 import os
 import pickle
 import struct
 import time
-import zlib
 
 LOG = logging.getLogger(__name__)
 
 SIZE = 1 << 20
-#: sequence (Q), wanted at (d), reading since (d), length (I), checksum (I); the published bytes follow
-_HEAD = struct.Struct("<QddII")
-_SEQUENCE = struct.Struct("<Q")
+#: sequence (Q), wanted at (d), reading since (d), length (I), padding, wants (Q); then the digest (DIGEST bytes) and
+#: the read's bytes
+_HEAD = struct.Struct("<QddIxxxxQ")
+_SEQUENCE = _COUNT = struct.Struct("<Q")
 _TIME = struct.Struct("<d")
-WANTED_AT, READING_SINCE, LENGTH = 8, 16, 24
-BODY = _HEAD.size
-#: how often a request thread tells the reader that states are wanted (a write to shared memory)
-WANT_EVERY = 0.1
-#: the reader stops reading once no request wanted a state for this long, and then looks this often
-IDLE_AFTER, IDLE_PAUSE = 2.0, 0.05
+_LENGTH = struct.Struct("<I")
+WANTED_AT, READING_SINCE, LENGTH, WANTS = 8, 16, 24, 32
+DIGEST = 32
+BODY = _HEAD.size + DIGEST
+#: A read ahead is worth its statement when a request takes it: the reader starts reading once requests wanted a
+#: state in at least DENSE of the half leases of the last SAMPLE seconds (a few hundred requests a second and
+#: more), reads once per lease while they keep coming, and rests when none came for WANTED_LEASES leases. Fewer
+#: requests are served by the threads' own reads, a statement per lease at most, as in ``thread`` mode.
+SAMPLE, DENSE, WANTED_LEASES = 0.1, 0.3, 2
 #: how often a thread waiting for the reader's read in flight looks at the board
 WAIT_PAUSE = 0.0002
 
@@ -44,8 +50,9 @@ WAIT_PAUSE = 0.0002
 class StateBoard:
     """Both sides of the board: ``lease`` for the server's threads, ``reading`` and ``publish`` for the reader."""
 
-    def __init__(self, fd):
+    def __init__(self, fd, key):
         self.fd = fd
+        self.key = key
         self._memory = mmap.mmap(fd, SIZE)
         #: (sequence, sent_at, states) of the last read taken from the board
         self._known = (0, None, None)
@@ -55,7 +62,14 @@ class StateBoard:
     def create(cls):
         fd = os.memfd_create("nailgun-state-board")
         os.ftruncate(fd, SIZE)
-        return cls(fd)
+        return cls(fd, os.urandom(32))
+
+    def close(self):
+        self._memory.close()
+        os.close(self.fd)
+
+    def _digest(self, body):
+        return hashlib.blake2b(body, key=self.key, digest_size=DIGEST).digest()
 
     # --- the server's threads ---------------------------------------------------------------------------
 
@@ -64,9 +78,10 @@ class StateBoard:
         after it). While the reader is at work (its last read is less than two leases old, or its read in
         flight would do), waits for its next read, at most a lease; None when there is none to wait for."""
         memory = self._memory
-        if asked_at - self._wanted >= WANT_EVERY:
+        if asked_at - self._wanted >= lease_seconds / 2:
             self._wanted = asked_at
             _TIME.pack_into(memory, WANTED_AT, asked_at)
+            _COUNT.pack_into(memory, WANTS, _COUNT.unpack_from(memory, WANTS)[0] + 1)  # (a lost count is no harm)
         deadline = None
         while True:
             known = self._known
@@ -87,12 +102,12 @@ class StateBoard:
 
     def _take(self, sequence):
         memory = self._memory
-        _, _, _, length, checksum = _HEAD.unpack_from(memory)
+        length = _LENGTH.unpack_from(memory, LENGTH)[0]
         if BODY + length > SIZE:
             return None
-        body = memory[BODY:BODY + length]
-        if _SEQUENCE.unpack_from(memory)[0] != sequence or zlib.crc32(body) != checksum:
-            return None  # the reader wrote meanwhile: the next look takes its read
+        digest, body = memory[_HEAD.size:BODY], memory[BODY:BODY + length]
+        if _SEQUENCE.unpack_from(memory)[0] != sequence or not hmac.compare_digest(digest, self._digest(body)):
+            return None  # the reader wrote meanwhile (the next look takes its read), or not the reader
         sent_at, states = pickle.loads(body)
         known = self._known = (sequence, sent_at, states)
         return known
@@ -101,6 +116,10 @@ class StateBoard:
 
     def wanted_at(self):
         return _TIME.unpack_from(self._memory, WANTED_AT)[0]
+
+    def wants(self):
+        """How many times requests told that they wanted a state (at most once per half lease and process)."""
+        return _COUNT.unpack_from(self._memory, WANTS)[0]
 
     def reading(self, since):
         """The read sent at ``since`` (monotonic) is in flight; 0: none is."""
@@ -114,27 +133,35 @@ class StateBoard:
         sequence = _SEQUENCE.unpack_from(memory)[0] | 1
         _SEQUENCE.pack_into(memory, 0, sequence)
         memory[BODY:BODY + len(body)] = body
-        struct.pack_into("<II", memory, LENGTH, len(body), zlib.crc32(body))
+        memory[_HEAD.size:BODY] = self._digest(body)
+        _LENGTH.pack_into(memory, LENGTH, len(body))
         _SEQUENCE.pack_into(memory, 0, sequence + 1)
         self.reading(0.0)
 
 
 def serve(board, read_states, lease_seconds, keep_going):
-    """The reader's loop: while ``keep_going()`` and requests want states, read them (``read_states()``, a tuple)
-    once per lease and publish each read with the time it was sent. A failed read is not published: the
-    server's threads then read themselves, and the application says how the database fails."""
-    next_at, failing = 0.0, False
+    """The reader's loop: while ``keep_going()`` and requests want states often enough (``DENSE``), read them
+    (``read_states()``, a tuple) once per lease and publish each read with the time it was sent. A failed read
+    is not published: the server's threads then read themselves, and the application says how the database
+    fails."""
+    next_at, failing, reading, wants = 0.0, False, False, board.wants()
+    slots = SAMPLE / (lease_seconds / 2)
     while keep_going():
         now = time.monotonic()
-        if now - board.wanted_at() > IDLE_AFTER:
-            time.sleep(IDLE_PAUSE)
+        if not reading:
+            time.sleep(SAMPLE)
+            wants, before = board.wants(), wants
+            reading = (wants - before) >= DENSE * slots
+            continue
+        if now - board.wanted_at() >= WANTED_LEASES * lease_seconds:
+            reading, wants = False, board.wants()
             continue
         if now < next_at:
             time.sleep(next_at - now)
             continue
         board.reading(now)
         try:
-            states = read_states()
+            board.publish(read_states(), now)
         except Exception as exc:
             board.reading(0.0)
             if not failing:
@@ -142,6 +169,7 @@ def serve(board, read_states, lease_seconds, keep_going):
                             str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             failing = True
         else:
-            board.publish(states, now)
+            if failing:
+                LOG.warning("The state reader reads the states again")
             failing = False
         next_at = now + lease_seconds

@@ -1,19 +1,26 @@
 """Server processes seen through ``/proc``: the state readers a server started, and whether a process still runs."""
+import contextlib
+import glob
 import time
+
+
+def children(pid):
+    """The processes ``pid``'s threads started (a request thread starts the state reader)."""
+    found = []
+    for task in glob.glob("/proc/{0}/task/*/children".format(pid)):
+        with contextlib.suppress(FileNotFoundError), open(task) as listed:
+            found.extend(int(child) for child in listed.read().split())
+    return found
 
 
 def state_readers(pid):
     """The ``nailgun_host.state_reader`` processes ``pid`` started (``READ_CACHE.state_reader: process``)."""
-    with open("/proc/{0}/task/{0}/children".format(pid)) as children:
-        found = []
-        for child in children.read().split():
-            try:
-                with open("/proc/{0}/cmdline".format(child), "rb") as cmdline:
-                    if b"nailgun_host.state_reader" in cmdline.read().split(b"\0"):
-                        found.append(int(child))
-            except FileNotFoundError:  # gone meanwhile
-                pass
-        return found
+    found = []
+    for child in children(pid):
+        with contextlib.suppress(FileNotFoundError), open("/proc/{0}/cmdline".format(child), "rb") as cmdline:
+            if b"nailgun_host.state_reader" in cmdline.read().split(b"\0"):
+                found.append(child)
+    return found
 
 
 def running(pid):

@@ -1,6 +1,8 @@
 """``READ_CACHE.state_reader: process``: a child process reads the read cache's states (``nailgun_host.state_reader``,
 ``nailgun_platform.state_board``). The server's threads then send no state statement, a write is still seen by
-the next read anywhere (the lease's argument), and without the child the threads read as before."""
+the next read anywhere (the lease's argument), the reader rests when requests stop, and without it the threads
+read as before until it is started again."""
+import logging
 import os
 import signal
 import subprocess
@@ -11,14 +13,18 @@ import time
 import pytest
 import webtest
 
+from nailgun_host import state_reader
 from nailgun_host.app import build_wsgi
 from nailgun_host.db import statement_reader
 from nailgun_host.settings import settings
+from nailgun_platform import state_board
 from tests.conftest import LOOPBACK
 from tests.configdb.conftest import ConfigAPI, read_cache_of
-from tests.processes import gone_within
+from tests.processes import gone_within, running
 
 LEASE_MS = 200
+LEASE = LEASE_MS / 1000.0
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture
@@ -27,106 +33,124 @@ def process_mode(migrated_db, db_url):
     settings.reload(overrides={"DATABASE_URL": db_url, "READ_CACHE": {"state_reader": "process", "lease_ms": LEASE_MS}})
 
 
-def _built():
+@pytest.fixture
+def served(process_mode):
+    """(WebTest app, its ``StateReader``, the effective URL of a document holding ``{"a": 1}``, a ConfigAPI)."""
     testapp = webtest.TestApp(build_wsgi(), extra_environ=LOOPBACK)
-    board = read_cache_of(testapp).board
-    assert board is not None, "state_reader: process gives the read cache a board"
-    return testapp, board
-
-
-def _stop(board):
-    board.process.terminate()
-    board.process.wait(10)
-
-
-def _environment(cdb):
-    """(environment id, resource id) of an environment of one component with one resource, ``astute``."""
+    states = read_cache_of(testapp).board
+    assert isinstance(states, state_reader.StateReader)
+    cdb = ConfigAPI(testapp)
     resource = cdb.component("comp1", ["astute"])["resource_definitions"][0]["id"]
-    return cdb.environment(["comp1"])["id"], resource
+    env_id = cdb.environment(["comp1"])["id"]
+    cdb.put(env_id, resource, {"a": 1})
+    yield testapp, states, cdb.url(env_id, resource) + "?effective", cdb.url(env_id, resource)
+    states.stop()
 
 
-def _published(board, deadline=30):
-    """Once the reader has published a read (it starts with the first request that wants one)."""
+def _published(states, deadline=30):
+    """Once the reader publishes reads (it starts with the first request that wants one); its process."""
     stop = time.monotonic() + deadline
     while time.monotonic() < stop:
-        if board.lease(time.monotonic(), LEASE_MS / 1000.0) is not None:
-            return
+        if states.lease(time.monotonic(), LEASE) is not None:
+            return states.process
         time.sleep(0.05)
     raise AssertionError("the state reader published nothing in {0} s".format(deadline))
 
 
-def test_replayed_reads_send_no_state_statement_from_the_servers_threads(process_mode):
-    testapp, board = _built()
+def test_building_the_application_starts_no_reader_and_its_first_read_starts_one(process_mode):
+    """(So ``nailgun-feed``, which builds it and serves no document read, has none.)"""
+    testapp = webtest.TestApp(build_wsgi(), extra_environ=LOOPBACK)
+    states = read_cache_of(testapp).board
     try:
+        assert states.process is None and states.board is None
         cdb = ConfigAPI(testapp)
-        env_id, astute = _environment(cdb)
-        cdb.put(env_id, astute, {"a": 1})
-        url = cdb.url(env_id, astute) + "?effective"
-        assert testapp.get(url).json == {"a": 1}
-        _published(board)
-        store = read_cache_of(testapp).store
-        hits, sent, started = store.hits, statement_reader.executed, time.monotonic()
-        count = 0
-        while time.monotonic() - started < 6 * LEASE_MS / 1000.0:
-            assert testapp.get(url).json == {"a": 1}
-            count += 1
-            time.sleep(0.01)
-        assert store.hits == hits + count
-        # a thread reading the states would have sent about one statement per lease (six); one the reader was
-        # too slow for (a busy machine) is allowed
-        assert statement_reader.executed - sent <= 1
-        assert board._known[0] > 0
+        cdb.component("comp1", ["astute"])
+        assert testapp.get(cdb.url(cdb.environment(["comp1"])["id"], "astute") + "?effective").json == {}
+        assert states.process is not None and running(states.process.pid)
     finally:
-        _stop(board)
+        states.stop()
 
 
-def test_a_write_is_seen_by_the_next_read_of_a_server_whose_states_a_reader_process_reads(process_mode):
+def test_replayed_reads_send_no_state_statement_from_the_servers_threads(served):
+    testapp, states, url, _ = served
+    assert testapp.get(url).json == {"a": 1}
+    _published(states)
+    store = read_cache_of(testapp).store
+    hits, sent, published, started = store.hits, statement_reader.executed, states.board._known[0], time.monotonic()
+    count = 0
+    while time.monotonic() - started < 6 * LEASE:
+        assert testapp.get(url).json == {"a": 1}
+        count += 1
+        time.sleep(0.01)
+    assert store.hits == hits + count
+    # a thread reading the states would have sent about one statement per lease (six); one the reader was too
+    # slow for (a busy machine) is allowed
+    assert statement_reader.executed - sent <= 1
+    assert states.board._known[0] >= published + 2 * 4, "the reader published a read per lease meanwhile"
+
+
+def test_the_reader_rests_two_leases_after_the_last_request(served):
+    testapp, states, url, _ = served
+    assert testapp.get(url).json == {"a": 1}
+    _published(states)
+    time.sleep(3 * LEASE)
+    rested = _sequence(states)
+    time.sleep(5 * LEASE)
+    assert _sequence(states) == rested, "no read without requests"
+    assert testapp.get(url).json == {"a": 1}
+    _published(states)
+    assert _sequence(states) > rested
+
+
+def _sequence(states):
+    """The board's sequence number: two more for each read the reader published."""
+    return state_board._SEQUENCE.unpack_from(states.board._memory)[0]
+
+
+def test_a_write_is_seen_by_the_next_read_of_a_server_whose_states_a_reader_process_reads(served):
     """The lease's argument with the states read by the child: a write answered a lease after its commit is
     seen by the very next read of another server process, which replayed the old answer just before."""
-    reader, board = _built()
+    reader, states, url, document = served
     writer = webtest.TestApp(build_wsgi(), extra_environ=LOOPBACK)
     try:
-        cdb = ConfigAPI(writer)
-        env_id, astute = _environment(cdb)
-        url = cdb.url(env_id, astute) + "?effective"
         for value in range(4):
-            cdb.put(env_id, astute, {"a": value})
+            writer.put_json(document, {"a": value}, status=204)
             assert reader.get(url).json == {"a": value}
-            _published(board)
+            _published(states)
             hits = read_cache_of(reader).store.hits
             assert reader.get(url).json == {"a": value}
             assert read_cache_of(reader).store.hits == hits + 1  # replayed under the child's read
         # the reader stopped (a busy host): its last read is soon older than a lease, and is not taken
-        os.kill(board.process.pid, signal.SIGSTOP)
+        os.kill(states.process.pid, signal.SIGSTOP)
         try:
-            cdb.put(env_id, astute, {"a": "after"})
+            writer.put_json(document, {"a": "after"}, status=204)
             assert reader.get(url).json == {"a": "after"}
         finally:
-            os.kill(board.process.pid, signal.SIGCONT)
+            os.kill(states.process.pid, signal.SIGCONT)
     finally:
-        _stop(read_cache_of(writer).board)
-        _stop(board)
+        read_cache_of(writer).board.stop()
 
 
-def test_without_its_reader_process_a_server_reads_the_states_in_its_threads(process_mode):
-    testapp, board = _built()
-    cdb = ConfigAPI(testapp)
-    env_id, astute = _environment(cdb)
-    cdb.put(env_id, astute, {"a": 1})
-    url = cdb.url(env_id, astute) + "?effective"
+def test_a_reader_gone_leaves_the_threads_reading_until_it_is_started_again(served, monkeypatch, caplog):
+    testapp, states, url, document = served
     assert testapp.get(url).json == {"a": 1}
-    _published(board)
-    board.process.kill()
-    board.process.wait(10)
+    first = _published(states)
+    first.kill()
+    time.sleep(3 * LEASE)
     sent = statement_reader.executed
-    time.sleep(3 * LEASE_MS / 1000.0)
     assert testapp.get(url).json == {"a": 1}
     assert statement_reader.executed > sent
-    cdb.put(env_id, astute, {"a": 2})
+    testapp.put_json(document, {"a": 2}, status=204)
     assert testapp.get(url).json == {"a": 2}
+    assert states.process is first, "not started again before RESTART_SECONDS"
+    monkeypatch.setattr(state_reader, "RESTART_SECONDS", 0.0)
+    with caplog.at_level(logging.WARNING, logger=state_reader.__name__):
+        second = _published(states)
+    assert second is not first and first.returncode == -signal.SIGKILL  # reaped, not left a zombie
+    assert "The state reader exited (-9); it is started again" in caplog.text
 
 
-def test_the_reader_process_leaves_with_its_server_and_shows_no_password(tmp_path, migrated_db, db_url):
+def test_the_reader_leaves_with_its_server_and_shows_no_password(migrated_db, db_url):
     """Its server killed outright (no exit handler runs), the reader exits on its own; its command line is
     ``python -m nailgun_host.state_reader FD``, the database's URL coming on its standard input."""
     script = textwrap.dedent("""
@@ -138,11 +162,12 @@ def test_the_reader_process_leaves_with_its_server_and_shows_no_password(tmp_pat
         from nailgun_host.app import build_wsgi
         from tests.configdb.conftest import read_cache_of
         import webtest
-        print(read_cache_of(webtest.TestApp(build_wsgi())).board.process.pid, flush=True)
+        states = read_cache_of(webtest.TestApp(build_wsgi())).board
+        states.lease(time.monotonic(), 0.005)
+        print(states.process.pid, flush=True)
         time.sleep(600)
     """)
-    server = subprocess.Popen([sys.executable, "-c", script, db_url], stdout=subprocess.PIPE, text=True,
-                              cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    server = subprocess.Popen([sys.executable, "-c", script, db_url], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         pid = int(server.stdout.readline())
         with open("/proc/{0}/cmdline".format(pid), "rb") as cmdline:

@@ -115,12 +115,6 @@ def unique(prefix):
     return "{0}{1}".format(prefix, next(_counter))
 
 
-def test_the_reader_reads_its_states_in_a_process_of_its_own(servers):
-    """(So that every test here reads through a state reader's board.)"""
-    assert len(state_readers(servers[1].process.pid)) == 1
-    assert state_readers(servers[0].process.pid) == []
-
-
 @pytest.fixture
 def api(servers, release):
     """``writer``: admin on the writer; ``reader``: admin on the reader; ``reader_role``: a reader there."""
@@ -818,3 +812,10 @@ def test_random_writes_are_read_back_at_once(api):
         model = after
         held = world.answered
     assert changed >= 60
+
+
+def test_the_reader_read_its_states_in_a_process_of_its_own(servers):
+    """(Last: the reader process starts with the first read that wants a state; so every test above read
+    through a state reader's board.)"""
+    assert len(state_readers(servers[1].process.pid)) == 1
+    assert state_readers(servers[0].process.pid) == []

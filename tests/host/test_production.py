@@ -173,8 +173,6 @@ def test_the_recipe_copied_literally_serves_only_its_user(empty_db_url, tmp_path
             browser.post("http://127.0.0.1:{0}/ui/sign-in".format(port), timeout=30,
                          data={"username": "admin", "password": password, "csrf": login})
             assert browser.get("http://127.0.0.1:{0}/ui/api/v1/clusters/".format(port), timeout=30).status_code == status
-        readers = state_readers(server.pid)
-        assert len(readers) == 1, "READ_CACHE.state_reader: process starts one reader beside the server"
         admin = basic("admin", "admin-secret")
         created = request(port, "POST", "/api/v1/config/components", {"name": "c", "resource_definitions": [
             {"name": "astute", "content": {}}]}, headers=admin)
@@ -187,6 +185,8 @@ def test_the_recipe_copied_literally_serves_only_its_user(empty_db_url, tmp_path
             assert requests.put("http://127.0.0.1:{0}{1}".format(port, url.replace("astute", str(
                 created[2]["pins"][0]["id"]))), json={"a": value}, headers=admin, timeout=30).status_code == 204
             assert [request(port, "GET", url + "?effective", headers=admin)[2] for _ in range(3)] == [{"a": value}] * 3
+        readers = state_readers(server.pid)
+        assert len(readers) == 1, "READ_CACHE.state_reader: process starts one reader beside the server"
     assert gone_within(readers, 10), "the reader stops with its server"
     log = written["LOG"]["file"]
     assert log.startswith(str(tmp_path)) and '"GET /api/v1/clusters/" 401' in open(log).read()

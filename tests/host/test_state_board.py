@@ -84,13 +84,23 @@ def test_a_read_being_written_or_damaged_is_not_taken(board):
     board.publish(("second",), sent + 0.001)
     sequence = state_board._SEQUENCE.unpack_from(memory)[0]
     state_board._SEQUENCE.pack_into(memory, 0, sequence + 1)  # odd: the reader is writing
-    other = StateBoard(board.fd)
+    other = StateBoard(board.fd, board.key)
     assert other.lease(sent + 0.002, LEASE) is None
     state_board._SEQUENCE.pack_into(memory, 0, sequence + 2)
-    memory[state_board.BODY] ^= 0xFF  # the bytes do not match their checksum
+    memory[state_board.BODY] ^= 0xFF  # the bytes do not match their digest
     assert other.lease(sent + 0.002, LEASE) is None
     memory[state_board.BODY] ^= 0xFF
     assert other.lease(sent + 0.002, LEASE) == (("second",), sent + 0.001)
+
+
+def test_a_read_published_without_the_boards_key_is_not_taken(board):
+    """Any process of the server's user may open the board's memory (``/proc/PID/fd``): what it writes there
+    without the key is never unpickled."""
+    sent = time.monotonic()
+    StateBoard(board.fd, b"another key").publish(("forged",), sent)
+    assert board.lease(sent, LEASE) is None
+    board.publish(("real",), sent)
+    assert board.lease(sent, LEASE) == (("real",), sent)
 
 
 def test_the_reader_reads_once_per_lease_while_states_are_wanted_and_not_at_all_when_none_are(board):
@@ -106,13 +116,17 @@ def test_the_reader_reads_once_per_lease_while_states_are_wanted_and_not_at_all_
     try:
         time.sleep(0.3)
         assert reads == []  # nobody asked
-        asked = time.monotonic()
-        assert board.lease(asked, 0.02) is None or reads  # tells the reader a state is wanted
-        time.sleep(0.5)
-        assert 5 <= len(reads) <= 0.5 / 0.02 + 2
-        assert all(b - a >= 0.02 for a, b in zip(reads, reads[1:]))
-        taken = board.lease(time.monotonic(), 0.02)
+        started = time.monotonic()
+        while time.monotonic() - started < 0.5:  # a request every 10 ms, half a lease
+            taken = board.lease(time.monotonic(), 0.02)
+            time.sleep(0.01)
         assert taken is not None and taken[0] == ("state",)
+        assert 0.5 / 0.02 - 5 <= len(reads) <= 0.5 / 0.02 + 2
+        assert all(b - a >= 0.02 for a, b in zip(reads, reads[1:]))
+        time.sleep(0.1)
+        resting = len(reads)
+        time.sleep(0.3)
+        assert len(reads) == resting, "two leases after the last request, the reader rests"
     finally:
         stop.set()
         thread.join()
