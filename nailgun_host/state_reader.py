@@ -37,13 +37,24 @@ class StateReader:
         self.board = self.process = None
         self._owner = None  # the process whose reader and board these are (a forked worker starts its own)
         self._started_at = -RESTART_SECONDS
+        self._stopped = False
         self._lock = threading.Lock()
         atexit.register(self.stop)
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self):
+        """A forked child starts its own reader when it reads: the parent's board and process are not its own (its
+        copy of the board is closed; the parent's stays open)."""
+        if self.board is not None:
+            self.board.close()
+        self.board = self.process = self._owner = None
+        self._started_at = -RESTART_SECONDS
+        self._lock = threading.Lock()
 
     def lease(self, asked_at, lease_seconds):
         """The board's ``lease``; without a published read, the reader is started (again) if it is not running."""
         board = self.board
-        if board is not None and self._owner == os.getpid():
+        if board is not None:
             found = board.lease(asked_at, lease_seconds)
             if found is not None:
                 return found
@@ -55,29 +66,39 @@ class StateReader:
         return None
 
     def _look_after(self, now):
-        if self._owner == os.getpid() and self.process is not None:
+        if self._stopped:
+            return
+        if self.process is not None:
             code = self.process.poll()
             if code is None:
                 return
             LOG.warning("The state reader exited (%s); it is started again", code)
-        if self._owner != os.getpid():
-            self.board = self.process = None  # a parent's, inherited by a fork: not ours to use or close
         self._started_at = now
         if self.board is None:
             self.board = state_board.StateBoard.create()
             self._owner = os.getpid()
         try:
-            self.process = subprocess.Popen([_python(), "-m", __name__, str(self.board.fd)], stdin=subprocess.PIPE,
-                                            pass_fds=(self.board.fd,), close_fds=True, start_new_session=True)
-            self.process.stdin.write(pickle.dumps({
+            given = pickle.dumps({
                 "url": db.get_engine().url.render_as_string(hide_password=False), "log": settings["LOG"],
                 "fingerprints": self.fingerprints, "lease_seconds": self.lease_seconds, "key": self.board.key,
-                "server": os.getpid()}))
+                "server": os.getpid()})
+            self.process = subprocess.Popen(
+                [_python(), "-m", __name__, str(self.board.fd)], stdin=subprocess.PIPE, pass_fds=(self.board.fd,),
+                close_fds=True, start_new_session=True, cwd="/",  # not the server's directory first on its path
+                env=dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path)))
+        except Exception as exc:
+            LOG.warning("The state reader did not start (the server's threads read the states): %s", exc)
+            return
+        try:
+            self.process.stdin.write(given)
             self.process.stdin.close()
         except OSError as exc:
             LOG.warning("The state reader did not start (the server's threads read the states): %s", exc)
+            self.process.kill()
 
     def stop(self):
+        with self._lock:
+            self._stopped = True
         process = self.process
         if process is None or self._owner != os.getpid() or process.poll() is not None:
             return

@@ -157,11 +157,12 @@ class ReadCache:
     def _fingerprint(self, route, path, asked_at):
         """The fingerprint of ``path`` (a URL of ``route``) under a state read that started less than a
         lease before ``asked_at`` (or after it), or None when it cannot be told."""
-        lease = self._leases.get(route.fingerprint)
-        if lease is None or asked_at - lease[1] >= self.lease_seconds:
-            published = self.board.lease(asked_at, self.lease_seconds) if self.board is not None else None
+        if self.board is not None:  # asked first, on every request: the reader reads while requests come often
+            published = self.board.lease(asked_at, self.lease_seconds)
             if published is not None:
                 return route.fingerprint.of(published[0][self._place[route.fingerprint]], path)
+        lease = self._leases.get(route.fingerprint)
+        if lease is None or asked_at - lease[1] >= self.lease_seconds:
             lease = self._leased(route, path, asked_at)
         return route.fingerprint.of(lease[0], path) if lease[0] is not None else None
 

@@ -29,20 +29,23 @@ import time
 LOG = logging.getLogger(__name__)
 
 SIZE = 1 << 20
-#: sequence (Q), wanted at (d), reading since (d), length (I), padding, wants (Q); then the digest (DIGEST bytes) and
-#: the read's bytes
-_HEAD = struct.Struct("<QddIxxxxQ")
-_SEQUENCE = _COUNT = struct.Struct("<Q")
+#: sequence (Q), wanted at (d), reading since (d), length (I), padding, wants (Q), next read due (d); then the
+#: digest (DIGEST bytes) and the read's bytes
+_HEAD = struct.Struct("<QddIxxxxQd")
+_SEQUENCE = struct.Struct("<Q")
+_COUNT = struct.Struct("<Q")
 _TIME = struct.Struct("<d")
 _LENGTH = struct.Struct("<I")
-WANTED_AT, READING_SINCE, LENGTH, WANTS = 8, 16, 24, 32
+WANTED_AT, READING_SINCE, LENGTH, WANTS, NEXT_DUE = 8, 16, 24, 32, 40
 DIGEST = 32
 BODY = _HEAD.size + DIGEST
-#: A read ahead is worth its statement when a request takes it: the reader starts reading once requests wanted a
-#: state in at least DENSE of the half leases of the last SAMPLE seconds (a few hundred requests a second and
-#: more), reads once per lease while they keep coming, and rests when none came for WANTED_LEASES leases. Fewer
-#: requests are served by the threads' own reads, a statement per lease at most, as in ``thread`` mode.
-SAMPLE, DENSE, WANTED_LEASES = 0.1, 0.3, 2
+assert _HEAD.size == NEXT_DUE + _TIME.size
+#: A read ahead is worth its statement when a request takes it. Requests count at most one want per WANT_EVERY and
+#: process; the reader starts reading once at least DENSE of the WANT_EVERY slots of the last SAMPLE seconds had one
+#: (about 350 requests a second, whatever the lease), reads once per lease while they keep coming, and rests when
+#: none came for REST_AFTER seconds (or two leases, if longer). Fewer requests are served by the threads' own reads,
+#: a statement per lease at most, as in ``thread`` mode.
+WANT_EVERY, SAMPLE, DENSE, REST_AFTER = 0.001, 0.1, 0.3, 0.1
 #: how often a thread waiting for the reader's read in flight looks at the board
 WAIT_PAUSE = 0.0002
 
@@ -75,10 +78,10 @@ class StateBoard:
 
     def lease(self, asked_at, lease_seconds):
         """``(states, sent_at)`` of a published read sent less than ``lease_seconds`` before ``asked_at`` (or
-        after it). While the reader is at work (its last read is less than two leases old, or its read in
-        flight would do), waits for its next read, at most a lease; None when there is none to wait for."""
+        after it). Waits, at most a lease, for the reader's read in flight when it would do, or for its next read
+        when it is due within that time; None when there is none to wait for (the reader rests or fails)."""
         memory = self._memory
-        if asked_at - self._wanted >= lease_seconds / 2:
+        if asked_at - self._wanted >= WANT_EVERY:
             self._wanted = asked_at
             _TIME.pack_into(memory, WANTED_AT, asked_at)
             _COUNT.pack_into(memory, WANTS, _COUNT.unpack_from(memory, WANTS)[0] + 1)  # (a lost count is no harm)
@@ -94,8 +97,9 @@ class StateBoard:
             now = time.monotonic()
             if deadline is None:
                 deadline = now + lease_seconds
-            coming = asked_at - reading < lease_seconds if reading else \
-                known[1] is not None and asked_at - known[1] < 2 * lease_seconds
+            due = _TIME.unpack_from(memory, NEXT_DUE)[0]
+            # a promise the reader missed by a lease (stopped, or gone) is not waited for
+            coming = asked_at - reading < lease_seconds if reading else now - lease_seconds < due < deadline
             if not coming or now >= deadline:
                 return None
             time.sleep(WAIT_PAUSE)
@@ -116,6 +120,10 @@ class StateBoard:
 
     def wanted_at(self):
         return _TIME.unpack_from(self._memory, WANTED_AT)[0]
+
+    def due(self, at):
+        """The reader's next read starts at ``at`` (monotonic); 0: none is promised (resting, or failing)."""
+        _TIME.pack_into(self._memory, NEXT_DUE, at)
 
     def wants(self):
         """How many times requests told that they wanted a state (at most once per half lease and process)."""
@@ -144,17 +152,20 @@ def serve(board, read_states, lease_seconds, keep_going):
     (``read_states()``, a tuple) once per lease and publish each read with the time it was sent. A failed read
     is not published: the server's threads then read themselves, and the application says how the database
     fails."""
-    next_at, failing, reading, wants = 0.0, False, False, board.wants()
-    slots = SAMPLE / (lease_seconds / 2)
+    next_at, failing, active, wants = 0.0, False, False, board.wants()
+    board.due(0.0)  # (a reader before this one may have promised a read)
+    slots = SAMPLE / WANT_EVERY
+    rest_after = max(REST_AFTER, 2 * lease_seconds)
     while keep_going():
         now = time.monotonic()
-        if not reading:
+        if not active:
             time.sleep(SAMPLE)
             wants, before = board.wants(), wants
-            reading = (wants - before) >= DENSE * slots
+            active = (wants - before) >= DENSE * slots
             continue
-        if now - board.wanted_at() >= WANTED_LEASES * lease_seconds:
-            reading, wants = False, board.wants()
+        if now - board.wanted_at() >= rest_after:
+            board.due(0.0)
+            active, wants = False, board.wants()
             continue
         if now < next_at:
             time.sleep(next_at - now)
@@ -164,6 +175,7 @@ def serve(board, read_states, lease_seconds, keep_going):
             board.publish(read_states(), now)
         except Exception as exc:
             board.reading(0.0)
+            board.due(0.0)  # the threads read themselves meanwhile rather than wait for a read that may fail
             if not failing:
                 LOG.warning("The state reader cannot read the states (the server's threads read them): %s",
                             str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
@@ -173,3 +185,5 @@ def serve(board, read_states, lease_seconds, keep_going):
                 LOG.warning("The state reader reads the states again")
             failing = False
         next_at = now + lease_seconds
+        if not failing:
+            board.due(next_at)

@@ -117,16 +117,16 @@ def test_the_reader_reads_once_per_lease_while_states_are_wanted_and_not_at_all_
         time.sleep(0.3)
         assert reads == []  # nobody asked
         started = time.monotonic()
-        while time.monotonic() - started < 0.5:  # a request every 10 ms, half a lease
+        while time.monotonic() - started < 0.5:  # a request a millisecond
             taken = board.lease(time.monotonic(), 0.02)
-            time.sleep(0.01)
+            time.sleep(0.001)
         assert taken is not None and taken[0] == ("state",)
-        assert 0.5 / 0.02 - 5 <= len(reads) <= 0.5 / 0.02 + 2
+        assert 0.5 / 0.02 - 8 <= len(reads) <= 0.5 / 0.02 + 2
         assert all(b - a >= 0.02 for a, b in zip(reads, reads[1:]))
-        time.sleep(0.1)
+        time.sleep(state_board.REST_AFTER + 0.05)
         resting = len(reads)
         time.sleep(0.3)
-        assert len(reads) == resting, "two leases after the last request, the reader rests"
+        assert len(reads) == resting, "once requests stop, the reader rests"
     finally:
         stop.set()
         thread.join()
@@ -148,8 +148,25 @@ def test_a_failed_read_is_not_published_and_the_reader_goes_on(board):
     try:
         deadline = time.monotonic() + 5
         while board.lease(time.monotonic(), 0.02) is None and time.monotonic() < deadline:
-            time.sleep(0.01)
+            time.sleep(0.001)
         assert board.lease(time.monotonic(), 0.02)[0] == ("back",)
     finally:
         stop.set()
         thread.join()
+
+
+def test_a_thread_waits_for_a_read_only_while_the_reader_promises_one_soon(board):
+    """A resting reader (nothing due), or one that missed its promise by a lease (stopped, gone), is not waited
+    for; a read due within the lease is."""
+    lease = 0.2
+    asked = time.monotonic()
+    board.publish(("old",), asked - 1.5 * lease)
+    for due in (0.0, asked - 2 * lease):
+        board.due(due)
+        started = time.monotonic()
+        assert board.lease(asked, lease) is None
+        assert time.monotonic() - started < lease / 2
+    board.due(asked + lease / 4)
+    started = time.monotonic()
+    assert board.lease(asked, lease) is None  # nobody publishes here: it waited for the promise, a lease at most
+    assert lease <= time.monotonic() - started < 3 * lease
